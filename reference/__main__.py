@@ -1,0 +1,7 @@
+"""`python -m reference`: run the lessons and print their verdicts."""
+
+import sys
+
+from reference.cli import main
+
+sys.exit(main())

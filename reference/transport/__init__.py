@@ -1,0 +1,1 @@
+"""How components reach each other: in-process (`mock`) or real sockets (`loopback`)."""
