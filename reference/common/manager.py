@@ -131,16 +131,12 @@ class ManagerBase:
             return
         if self.check_status(bootstrap_room) == KVPoll.Success:
             return
-        self.record_failure(
-            bootstrap_room, f"Lost connection with prefill instance (bootstrap_addr: {addr})"
-        )
+        self.record_failure(bootstrap_room, f"Lost connection with prefill instance (bootstrap_addr: {addr})")
         self.update_status(bootstrap_room, KVPoll.Failed)
 
     # -- heartbeat -----------------------------------------------------------------
     def start_heartbeat(self) -> None:
-        self._heartbeat = threading.Thread(
-            target=self._heartbeat_loop, name="kv-heartbeat", daemon=True
-        )
+        self._heartbeat = threading.Thread(target=self._heartbeat_loop, name="kv-heartbeat", daemon=True)
         self._heartbeat.start()
 
     @property

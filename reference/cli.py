@@ -1,0 +1,94 @@
+"""The main job: run lessons against variants and print verdicts.
+
+Exit status: 0 when every verdict equals its expectation (buggy: `bug`, fixed: `ok`,
+an `--impl` module: `ok`), 1 when one differs, 2 when one is `unknown`. Bad flags
+and unknown names get one line on stderr naming the valid choices, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from reference.scenarios import LESSONS, Options, run_lesson
+from reference.scenarios.result import Result
+from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
+
+TRANSPORTS = ("mock", "loopback")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m reference", description=__doc__.splitlines()[0])
+    parser.add_argument("--lesson", action="append", choices=list(LESSONS), help="repeatable")
+    parser.add_argument("--variant", action="append", choices=list(SHIPPED), help="repeatable")
+    parser.add_argument("--impl", action="append", metavar="MODULE", help="your own variant module")
+    parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
+    parser.add_argument("--seed", type=_non_negative, default=0)
+    parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
+    parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    return parser
+
+
+def _variants(args: argparse.Namespace) -> list[Variant]:
+    names = args.variant or ([] if args.impl else list(SHIPPED))
+    return [shipped(name) for name in names] + [load_impl(m) for m in args.impl or []]
+
+
+def exit_code(results: Sequence[Result]) -> int:
+    if any(r.verdict == "unknown" for r in results):
+        return 2
+    return 0 if all(r.as_expected for r in results) else 1
+
+
+def format_table(results: Sequence[Result]) -> str:
+    rows = [("lesson", "variant", "transport", "verdict", "expected", "time", "symptom")]
+    for r in results:
+        mark = "" if r.as_expected else " !"
+        rows.append(
+            (r.lesson, r.variant, r.transport, r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:6], widths, strict=True)) + "  " + row[6]
+        for row in rows
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        variants = _variants(args)
+    except VariantError as exc:
+        print(f"python -m reference: error: {exc}", file=sys.stderr)
+        return 2
+    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat)
+    lessons = [LESSONS[i] for i in args.lesson or LESSONS]
+    for lesson in [x for x in lessons if args.transport not in x.transports]:
+        print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
+    lessons = [x for x in lessons if args.transport in x.transports]
+    if not lessons:
+        print(f"python -m reference: error: no selected lesson runs on {args.transport}", file=sys.stderr)
+        return 2
+    results = [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
+    if args.json:
+        print(json.dumps({"results": [r.to_json() for r in results]}, indent=2))
+    else:
+        print(format_table(results))
+    return exit_code(results)

@@ -1,0 +1,14 @@
+"""The lesson registry: one scenario module per upstream fix, in teaching order."""
+
+from reference.scenarios import failed_resurrect, live_set_race
+from reference.scenarios.lesson import Lesson, Options, run_lesson
+
+LESSONS: dict[str, Lesson] = {
+    lesson.id: lesson
+    for lesson in (
+        failed_resurrect.LESSON,
+        live_set_race.LESSON,
+    )
+}
+
+__all__ = ["LESSONS", "Lesson", "Options", "run_lesson"]

@@ -1,0 +1,78 @@
+"""What a lesson is, and how one lesson runs against one variant.
+
+`run_lesson` checks that the variant provides the classes the lesson needs, times the
+scenario, and turns anything that stops it from deciding (a settle timeout, an
+exception from a user's variant) into an `unknown` verdict with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+from reference.clock import SettleTimeout
+from reference.scenarios.result import Observation, Result
+from reference.variants import Variant
+
+
+@dataclass(frozen=True)
+class Options:
+    transport: str = "mock"
+    seed: int = 0
+    repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
+
+
+Body = Callable[[ModuleType, Options], Observation]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    title: str
+    upstream: str
+    needs: tuple[str, ...]
+    body: Body
+    transports: tuple[str, ...] = ("mock",)
+    stress: Body | None = None
+
+
+def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
+    started = time.perf_counter()
+    observation = _observe(lesson, variant, options)
+    return Result(
+        lesson=lesson.id,
+        variant=variant.name,
+        transport=options.transport,
+        verdict=observation.verdict,
+        expected=variant.expected,
+        symptom=observation.symptom,
+        seconds=time.perf_counter() - started,
+        timeline=observation.timeline,
+        details=observation.details,
+    )
+
+
+def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
+    missing = variant.missing(lesson.needs)
+    if missing:
+        return Observation("unknown", f"variant lacks {', '.join(missing)}")
+    if options.transport not in lesson.transports:
+        return Observation("unknown", f"no {options.transport} scenario for this lesson")
+    try:
+        observation = lesson.body(variant.module, options)
+        if options.repeat > 0 and lesson.stress is not None:
+            observation = _with_stress(observation, lesson.stress(variant.module, options))
+        return observation
+    except SettleTimeout as exc:
+        return Observation("unknown", f"hit its time bound: {exc}")
+    except Exception as exc:
+        return Observation("unknown", f"scenario raised {type(exc).__name__}: {exc}")
+
+
+def _with_stress(verdict: Observation, stress: Observation) -> Observation:
+    """The hooked scenario decides; the stress run adds how often the race fired."""
+    details = {**verdict.details, "stress": stress.details}
+    symptom = f"{verdict.symptom} | stress: {stress.symptom}"
+    return Observation(verdict.verdict, symptom, verdict.timeline, details)

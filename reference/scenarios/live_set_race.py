@@ -1,0 +1,144 @@
+"""Lesson `live-set-race` (PR #36351; sglang 0.5.19).
+
+`_handle_node_failure` takes the set of rooms waiting on the failed prefill from
+`addr_to_rooms_tracker` under `connection_lock`, pops it, and iterates it after the
+lock is released. In the buggy form that is the live set object. A backend cleanup
+that, like upstream mori's `_cleanup_room_tracking`, fetched the same set earlier and
+discards from it without the lock, changes its size mid-iteration: the heartbeat
+thread dies with `RuntimeError: Set changed size during iteration`, the rooms after
+the first stay un-failed, and no later prefill failure is ever detected.
+
+Deterministic order: the cleanup thread parks right after fetching the set (hook
+`cleanup_room_tracking.after_get`); the heartbeat releases it after failing its first
+room (hook `node_failure.after_room`) and waits for it to finish. The heartbeat runs
+on a `VirtualClock`, so rounds happen exactly when the scenario advances time.
+"""
+
+from __future__ import annotations
+
+import threading
+from types import ModuleType
+
+from reference.clock import SettleTimeout, VirtualClock
+from reference.config import ManagerConfig
+from reference.hooks import Hooks
+from reference.scenarios.capture import thread_errors
+from reference.scenarios.lesson import Lesson, Options
+from reference.scenarios.live_set_stress import stress
+from reference.scenarios.result import Event, Observation
+from reference.status import KVPoll
+from reference.transport.mock import MockNetwork
+
+FIRST, SECOND = "10.0.0.1:8998", "10.0.0.2:8998"
+IN_FLIGHT, DONE, LATER = (1, 2, 3), 4, (5, 6)
+CONFIG = ManagerConfig(heartbeat_interval=5.0, heartbeat_max_failures=2)
+BOUND = 5.0  # real seconds any thread handshake may take
+
+
+class StatusThreadCleanup:
+    """Mori's decode-status thread: room DONE finished, so it cleans its tracking."""
+
+    def __init__(self, manager, hooks: Hooks, room: int) -> None:
+        self.parked, self.go = threading.Event(), threading.Event()
+        hooks.set("cleanup_room_tracking.after_get", self._park)
+        self.thread = threading.Thread(
+            target=manager._cleanup_room_tracking, args=(room,), name="mori-status"
+        )
+
+    def _park(self, _room: int) -> None:
+        self.parked.set()
+        if not self.go.wait(BOUND):
+            raise SettleTimeout("cleanup thread was never released")
+
+    def start(self) -> None:
+        self.thread.start()
+        if not self.parked.wait(BOUND):
+            raise SettleTimeout("cleanup thread never reached its hook")
+
+    def release_once(self, _addr: str, _room: int) -> None:
+        if not self.go.is_set():
+            self.go.set()
+            self.thread.join(BOUND)
+
+    def stop(self) -> None:
+        self.go.set()
+        self.thread.join(BOUND)
+
+
+def _setup(variant: ModuleType):
+    net, clock, hooks = MockNetwork(), VirtualClock(), Hooks()
+    manager = variant.KVManager(net, CONFIG, clock, hooks)
+    for addr in (FIRST, SECOND):
+        net.add_prefill(addr)
+        manager.add_prefill(addr)
+    for room in (*IN_FLIGHT, DONE):
+        manager.track_room(FIRST, room)
+    for room in LATER:
+        manager.track_room(SECOND, room)
+    for room in IN_FLIGHT + LATER:
+        manager.update_status(room, KVPoll.WaitingForInput)
+    manager.update_status(DONE, KVPoll.Success)
+    return net, clock, hooks, manager
+
+
+def _failed(manager, rooms: tuple[int, ...]) -> int:
+    return sum(manager.request_status.get(room) == KVPoll.Failed for room in rooms)
+
+
+def observe(variant: ModuleType, options: Options) -> Observation:
+    net, clock, hooks, manager = _setup(variant)
+    detect = CONFIG.heartbeat_interval * CONFIG.heartbeat_max_failures
+    cleanup = StatusThreadCleanup(manager, hooks, DONE)
+    timeline: list[Event] = []
+    with thread_errors() as errors:
+        manager.start_heartbeat()
+        try:
+            clock.wait_for_sleepers(1)
+            cleanup.start()
+            hooks.set("node_failure.after_room", cleanup.release_once)
+            net.kill(FIRST)
+            timeline.append(Event(clock.now(), "kill", FIRST))
+            clock.advance(detect)
+            first = _failed(manager, IN_FLIGHT)
+            timeline.append(Event(clock.now(), "first-failure-handled", f"{first} rooms failed"))
+            alive = manager.heartbeat_alive
+            net.kill(SECOND)
+            timeline.append(Event(clock.now(), "kill", SECOND))
+            clock.advance(detect + CONFIG.heartbeat_interval)
+            later = _failed(manager, LATER)
+            timeline.append(Event(clock.now(), "second-failure-checked", f"{later} rooms failed"))
+        finally:
+            manager.close()
+            cleanup.stop()
+    return _verdict(errors.describe(), first, alive, later, timeline)
+
+
+def _verdict(errors: str, first: int, alive: bool, later: int, timeline: list[Event]) -> Observation:
+    details = {"first_failed": first, "heartbeat_alive": alive, "later_failed": later}
+    problems = []
+    if errors:
+        problems.append(f"thread died: {errors}")
+    if first < len(IN_FLIGHT):
+        problems.append(f"failed {first} of {len(IN_FLIGHT)} affected rooms")
+    if not alive:
+        problems.append("heartbeat thread dead")
+    if later < len(LATER):
+        problems.append(f"2nd prefill failure undetected ({later} of {len(LATER)} rooms failed)")
+    if problems:
+        return Observation("bug", "; ".join(problems), timeline, details)
+    return Observation(
+        "ok",
+        f"all {first} affected rooms failed; heartbeat alive; 2nd prefill failure detected",
+        timeline,
+        details,
+    )
+
+
+LESSON = Lesson(
+    id="live-set-race",
+    title="Iterating a live set outside its lock kills the heartbeat",
+    upstream="PR #36351 (0.5.19)",
+    needs=("KVManager",),
+    body=observe,
+    stress=stress,
+)

@@ -1,0 +1,56 @@
+"""Shared fixtures. `no_leftovers` is autouse: a test that leaves a thread, a child
+process or a socket behind fails, naming what it left."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+
+import psutil
+import pytest
+
+GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
+
+
+def _sockets() -> set[str]:
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
+
+
+def _wait_threads(before: set[threading.Thread]) -> list[str]:
+    end = time.monotonic() + GRACE
+    for thread in set(threading.enumerate()) - before:
+        thread.join(max(0.0, end - time.monotonic()))
+    return sorted(t.name for t in set(threading.enumerate()) - before if t.is_alive())
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers():
+    """Fail a test that leaves threads, child processes or sockets behind."""
+    me = psutil.Process()
+    threads, children, sockets = set(threading.enumerate()), set(me.children(recursive=True)), _sockets()
+    yield
+    left_threads = _wait_threads(threads)
+    new_children = [p for p in me.children(recursive=True) if p not in children]
+    for proc in new_children:
+        proc.kill()
+    gc.collect()
+    left_sockets = _sockets() - sockets
+    problems = []
+    if left_threads:
+        problems.append(f"threads left running: {left_threads}")
+    if new_children:
+        problems.append(f"child processes left: {[p.pid for p in new_children]}")
+    if left_sockets:
+        problems.append(f"sockets left open: {len(left_sockets)}")
+    if problems:
+        pytest.fail("; ".join(problems), pytrace=False)
