@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference.scenarios import LESSONS
+from reference.scenarios.lesson import LESSON_IDS
 
 ROOT = Path(__file__).resolve().parents[1] / "reference"
 TAG = re.compile(r"# (BUG|FIX)\(([a-z-]+)\)")
@@ -29,7 +29,7 @@ def untagged(removed: list[str], added: list[str]) -> list[str]:
     problems = []
     for side, lines, kind in (("-", removed, "BUG"), ("+", added, "FIX")):
         tags = [m for line in lines for m in TAG.finditer(line)]
-        if lines and not any(m.group(1) == kind and m.group(2) in LESSONS for m in tags):
+        if lines and not any(m.group(1) == kind and m.group(2) in LESSON_IDS for m in tags):
             problems.append(f"{side} lines lack a {kind}(<lesson>) tag: {lines[0].strip()!r}")
     return problems
 

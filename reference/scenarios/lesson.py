@@ -16,6 +16,9 @@ from reference.clock import SettleTimeout
 from reference.scenarios.result import Observation, Result
 from reference.variants import Variant
 
+# Stable ids, used in test markers, CLI flags, JSON, tags in variant diffs, notebooks.
+LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+
 
 @dataclass(frozen=True)
 class Options:
