@@ -1,0 +1,14 @@
+"""What the notebooks import: the pieces a walk through each fix needs.
+
+Notebooks in `notebooks/` hold prose and calls only; every helper they use lives here
+so that it is typed, linted and tested like the rest of the package:
+
+- `runs`: run a lesson against the shipped variants and print its verdicts;
+- `diffs`: the real `reference/buggy` -> `reference/fixed` diff, filtered by lesson;
+- `sequences` and `plots`: interleavings as sequence pictures, scenario timelines and
+  counters as charts (matplotlib, drawn headless with the Agg canvas);
+- one module per lesson (`resurrect`, `live_set`) with small live experiments for
+  "what the fix leaves open" and the checker of the lesson's exercise.
+
+matplotlib is needed only by `plots` (the `notebooks` extra).
+"""

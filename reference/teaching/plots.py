@@ -1,0 +1,149 @@
+"""Pictures for the notebooks: sequence diagrams, scenario timelines, counters.
+
+Everything is drawn on a bare `matplotlib.figure.Figure` (no pyplot, no GUI) and
+rendered to PNG by the Agg canvas, so it works headless in CI. Each function returns a
+`Picture`, which Jupyter shows through `_repr_png_`; tests read its text back.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.text import Text
+from matplotlib.ticker import MaxNLocator
+
+from reference.scenarios.result import Result
+from reference.teaching.sequences import Sequence as Interleaving
+from reference.teaching.sequences import Step
+
+COLOURS = {"buggy": "#c62828", "fixed": "#2e7d32"}
+STEP_COLOURS = {"plain": "#222222", "bug": "#c62828", "fix": "#2e7d32", "error": "#c62828", "note": "#555555"}
+
+
+class Picture:
+    """A drawn figure: shown inline by Jupyter, saved with `png()`."""
+
+    def __init__(self, figure: Figure) -> None:
+        self.figure = figure
+
+    def png(self) -> bytes:
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        return buffer.getvalue()
+
+    def _repr_png_(self) -> bytes:
+        return self.png()
+
+    def texts(self) -> list[str]:
+        """Every piece of text on the figure (titles, labels, annotations)."""
+        return [t.get_text() for t in self.figure.findobj(Text) if isinstance(t, Text) and t.get_text()]
+
+
+def colour(variant: str) -> str:
+    return COLOURS.get(variant, "#1565c0")
+
+
+# -- sequence diagrams -----------------------------------------------------------
+def sequence_picture(sequence: Interleaving) -> Picture:
+    """Actors across the top, time going down, one numbered arrow or note per step."""
+    n, rows = len(sequence.actors), len(sequence.steps)
+    figure = Figure(figsize=(2.9 * n + 1.5, 0.55 * rows + 1.6))
+    ax = figure.add_subplot()
+    ax.set_xlim(-1.0, n)
+    ax.set_ylim(-(rows + 0.8), 0.7)
+    ax.axis("off")
+    ax.set_title(sequence.title, fontsize=11, loc="left")
+    where = {actor: x for x, actor in enumerate(sequence.actors)}
+    for actor, x in where.items():
+        ax.text(
+            x, 0.2, actor, ha="center", va="center", fontsize=9, bbox={"boxstyle": "round", "fc": "#eef3ff"}
+        )
+        ax.plot([x, x], [-0.1, -(rows + 0.6)], color="#bbbbbb", linestyle="--", linewidth=0.8)
+    for row, step in enumerate(sequence.steps, start=1):
+        _draw_step(ax, row, step, where[step.source], where[step.target])
+    return Picture(figure)
+
+
+def _draw_step(ax: Axes, row: int, step: Step, x0: float, x1: float) -> None:
+    y, tint = -row, STEP_COLOURS[step.kind]
+    weight = "bold" if step.kind in ("bug", "fix", "error") else "normal"
+    label = f"{row}. {step.label}"
+    if x0 == x1:
+        style = "italic" if step.kind == "note" else "normal"
+        box = {"boxstyle": "round", "fc": "white", "ec": tint}
+        ax.text(
+            x0,
+            y,
+            label,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=tint,
+            weight=weight,
+            style=style,
+            bbox=box,
+        )
+        return
+    ax.annotate("", xy=(x1, y), xytext=(x0, y), arrowprops={"arrowstyle": "->", "color": tint, "lw": 1.3})
+    ax.text((x0 + x1) / 2, y + 0.12, label, ha="center", va="bottom", fontsize=8, color=tint, weight=weight)
+
+
+# -- scenario results ------------------------------------------------------------
+def timeline_picture(results: Sequence[Result], title: str, xlabel: str = "virtual seconds") -> Picture:
+    """One lane per result, a marker and a label per timeline event."""
+    figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
+    ax = figure.add_subplot()
+    for lane, result in enumerate(results):
+        ax.axhline(lane, color="#dddddd", linewidth=1)
+        for index, event in enumerate(result.timeline):
+            ax.plot(event.t, lane, "o", color=colour(result.variant))
+            offset = 0.18 if index % 2 == 0 else -0.3
+            text = f"{event.what}\n{event.detail}" if event.detail else event.what
+            ax.text(event.t, lane + offset, text, ha="center", fontsize=7.5)
+    ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
+    ax.set_ylim(-0.7, len(results) - 0.3)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.margins(x=0.12)
+    return Picture(figure)
+
+
+def series_picture(results: Sequence[Result], key: str, title: str, xlabel: str, ylabel: str) -> Picture:
+    """A line per result from the list `result.details[key]` (index 1, 2, ... on x)."""
+    figure = Figure(figsize=(7, 3.6))
+    ax = figure.add_subplot()
+    for result in results:
+        values = list(result.details[key])
+        ax.plot(range(1, len(values) + 1), values, "o-", color=colour(result.variant), label=result.variant)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return Picture(figure)
+
+
+def counts_picture(results: Sequence[Result], bars: Mapping[str, tuple[str, int]], title: str) -> Picture:
+    """Grouped bars of numeric details: `bars` maps a details key to (label, out of)."""
+    figure = Figure(figsize=(7, 3.6))
+    ax = figure.add_subplot()
+    width = 0.8 / max(len(results), 1)
+    for index, result in enumerate(results):
+        xs = [i + index * width for i in range(len(bars))]
+        heights = [int(result.details[key]) for key in bars]
+        ax.bar(xs, heights, width, color=colour(result.variant), label=result.variant)
+    centre = (len(results) - 1) * width / 2
+    ax.set_xticks(
+        [i + centre for i in range(len(bars))], [f"{label}\n(of {total})" for label, total in bars.values()]
+    )
+    for i, (_, total) in enumerate(bars.values()):
+        ax.hlines(total, i - width / 2, i + 2 * centre + width / 2, colors="#444444", linestyles=":")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.legend()
+    return Picture(figure)

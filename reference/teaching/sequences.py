@@ -1,0 +1,114 @@
+"""Interleavings as data: who does what, in which order, for each lesson.
+
+A `Sequence` is a list of `Step`s between named actors (threads, locks, tables,
+processes). `plots.sequence_picture` draws it as a sequence diagram. The steps
+describe the order each lesson's scenario forces with its hooks (see the scenario
+module docstrings); the notebooks then run that order live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["plain", "bug", "fix", "error", "note"]
+
+
+@dataclass(frozen=True)
+class Step:
+    source: str
+    target: str  # the same actor as `source`: a note on that actor's lifeline
+    label: str
+    kind: Kind = "plain"
+
+
+@dataclass(frozen=True)
+class Sequence:
+    title: str
+    actors: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+    def __post_init__(self) -> None:
+        unknown = {n for s in self.steps for n in (s.source, s.target)} - set(self.actors)
+        if unknown:
+            raise ValueError(f"steps name actors not in {self.actors}: {sorted(unknown)}")
+
+
+_RESURRECT_ACTORS = ("decode scheduler", "abort() (late)", "update_status", "request_status")
+
+
+def _resurrect(fixed: bool) -> Sequence:
+    S, A, U, T = _RESURRECT_ACTORS
+    last = (
+        Step(U, T, "room absent + Failed: return (nothing stored)", "fix")
+        if fixed
+        else Step(U, T, "room absent: store it -> {7: Failed}", "bug")
+    )
+    ending = (
+        Step(T, T, "{} : room 7 stays cleared", "note")
+        if fixed
+        else Step(T, T, "{7: Failed} forever: nobody clears 7 again (leak)", "error")
+    )
+    return Sequence(
+        f"failed-resurrect, {'fixed' if fixed else 'buggy'} form",
+        _RESURRECT_ACTORS,
+        (
+            Step(S, U, "update_status(7, WaitingForInput)"),
+            Step(U, T, "{7: WaitingForInput}"),
+            Step(S, T, "request done: clear(7) pops the room -> {}"),
+            Step(A, U, "record_failure(7); update_status(7, Failed)"),
+            last,
+            ending,
+        ),
+    )
+
+
+_LIVE_SET_ACTORS = ("heartbeat thread", "connection_lock", "tracker[addr] set", "mori status thread")
+
+
+def _live_set(fixed: bool) -> Sequence:
+    H, L, T, M = _LIVE_SET_ACTORS
+    take = (
+        Step(H, T, "affected = list(tracker.get(addr))  # a snapshot", "fix")
+        if fixed
+        else Step(H, T, "affected = tracker.get(addr)  # the same live set", "bug")
+    )
+    after = (
+        (
+            Step(H, H, "next(affected): a list, unchanged -> rooms 2, 3 failed", "fix"),
+            Step(H, H, "heartbeat keeps probing: a later failure is detected", "note"),
+        )
+        if fixed
+        else (
+            Step(H, T, "next(affected): RuntimeError: Set changed size during iteration", "error"),
+            Step(H, H, "thread dies: rooms 2, 3 never failed, no later failure detected", "error"),
+        )
+    )
+    return Sequence(
+        f"live-set-race, {'fixed' if fixed else 'buggy'} form",
+        _LIVE_SET_ACTORS,
+        (
+            Step(M, T, "room 4 done: rooms = tracker.get(addr)  # keeps a reference"),
+            Step(H, H, "2 failed /health probes: _handle_node_failure(addr)"),
+            Step(H, L, "acquire"),
+            take,
+            Step(H, T, "tracker.pop(addr)"),
+            Step(H, L, "release"),
+            Step(H, H, "for room in affected: room 1 -> Failed"),
+            Step(M, T, "rooms.discard(4)  # no lock"),
+            *after,
+        ),
+    )
+
+
+INTERLEAVINGS: dict[str, dict[str, Sequence]] = {
+    "failed-resurrect": {"buggy": _resurrect(False), "fixed": _resurrect(True)},
+    "live-set-race": {"buggy": _live_set(False), "fixed": _live_set(True)},
+}
+
+
+def interleaving(lesson: str, variant: str) -> Sequence:
+    try:
+        return INTERLEAVINGS[lesson][variant]
+    except KeyError:
+        raise ValueError(f"no interleaving drawn for {lesson!r} / {variant!r}") from None

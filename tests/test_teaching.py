@@ -1,0 +1,113 @@
+"""The notebook helpers in `reference.teaching` (all but the plots)."""
+
+import pytest
+
+import reference.buggy
+import reference.fixed
+from reference.teaching import diffs, exercises, live_set, resurrect, runs, sequences
+
+
+def test_lesson_diff_is_the_tagged_hunk_of_the_real_files():
+    text = diffs.fix_diff("live-set-race").text()
+    assert text.startswith("--- reference/buggy/manager.py\n+++ reference/fixed/manager.py\n@@ ")
+    removed = [line for line in text.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in text.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert len(removed) == 1 and "BUG(live-set-race)" in removed[0]
+    assert len(added) == 1 and "list(self.addr_to_rooms_tracker" in added[0]
+    assert "failed-resurrect" not in text
+
+
+def test_whole_diff_covers_every_lesson_in_the_variants():
+    lessons = set().union(*(hunk.lessons for hunk in diffs.fix_diff().hunks))
+    assert {"failed-resurrect", "live-set-race"} <= lessons
+
+
+def test_diff_of_made_up_files_filters_and_escapes(tmp_path):
+    for side, line in (
+        ("buggy", "x = a < b  # BUG(task-refs): old"),
+        ("fixed", "x = b  # FIX(task-refs): new"),
+    ):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "mod.py").write_text(f"keep\n{line}\nkeep\n")
+        (tmp_path / side / "__init__.py").write_text("")
+    diff = diffs.fix_diff("task-refs", root=tmp_path)
+    assert diff.files == ["mod.py"]
+    assert "&lt; b" in diff._repr_html_()
+    with pytest.raises(ValueError, match="no hunk .* tagged 'stale-bootstrap'"):
+        diffs.fix_diff("stale-bootstrap", root=tmp_path)
+
+
+def test_runs_print_the_scenario_verdicts():
+    results = runs.run_all("failed-resurrect")
+    table = runs.verdict_table(results)
+    assert [r.verdict for r in results] == ["bug", "ok"]
+    assert " buggy: BUG     (as expected) 8 of 8 cleared rooms came back" in table
+    with pytest.raises(ValueError, match="unknown lesson"):
+        runs.run("no-such-lesson")
+    with pytest.raises(ValueError, match="unknown variant"):
+        runs.run("failed-resurrect", "hardened-someday")
+
+
+@pytest.mark.parametrize("lesson", sorted(sequences.INTERLEAVINGS))
+def test_each_interleaving_marks_the_bug_and_the_fix(lesson):
+    kinds = {v: {s.kind for s in sequences.interleaving(lesson, v).steps} for v in ("buggy", "fixed")}
+    assert {"bug", "error"} <= kinds["buggy"] and "fix" not in kinds["buggy"]
+    assert "fix" in kinds["fixed"] and not {"bug", "error"} & kinds["fixed"]
+
+
+def test_sequence_rejects_unknown_actor():
+    with pytest.raises(ValueError, match="not in"):
+        sequences.Sequence("t", ("a",), (sequences.Step("a", "b", "x"),))
+    with pytest.raises(ValueError, match="no interleaving"):
+        sequences.interleaving("task-refs", "buggy")
+
+
+def test_check_choice_answers_never_raise():
+    args = ("a", ("a", "b"), "because", "think", "ran it")
+    assert exercises.check_choice(None, *args).status == "unanswered"
+    assert exercises.check_choice("zz", *args).status == "wrong"
+    wrong = exercises.check_choice("b", *args)
+    assert wrong.status == "wrong" and "Hint: think" in str(wrong) and "ran it" not in str(wrong)
+    right = exercises.check_choice(" (A) ", *args)
+    assert right.correct and "ran it" in repr(right)
+
+
+@pytest.mark.lesson("failed-resurrect")
+def test_reused_room_is_polluted_only_when_the_abort_lands_after_it_opens():
+    for variant in (reference.buggy, reference.fixed):
+        assert resurrect.reused_room(variant, "abort-before-open").new_request_reads == "Bootstrapping"
+        assert resurrect.reused_room(variant, "abort-after-open").new_request_reads == "Failed"
+        assert resurrect.failed_then_lifted(variant) == "Transferring"
+    with pytest.raises(ValueError, match="order must be"):
+        resurrect.reused_room(reference.fixed, "sideways")
+
+
+@pytest.mark.lesson("failed-resurrect")
+def test_resurrect_exercise_checker():
+    assert resurrect.check_exercise("a").correct
+    assert resurrect.check_exercise("b").status == "wrong"
+    assert resurrect.check_exercise(None).status == "unanswered"
+
+
+@pytest.mark.lesson("live-set-race")
+def test_by_hand_the_buggy_handler_raises_and_the_fixed_fails_every_room():
+    buggy, fixed = live_set.by_hand(reference.buggy), live_set.by_hand(reference.fixed)
+    assert buggy.error == "RuntimeError: Set changed size during iteration"
+    assert [buggy.statuses[r] for r in (1, 2, 3)].count("Failed") == 1
+    assert fixed.error is None
+    assert [fixed.statuses[r] for r in (1, 2, 3)] == ["Failed"] * 3
+
+
+@pytest.mark.lesson("live-set-race")
+@pytest.mark.parametrize("variant", [reference.buggy, reference.fixed])
+def test_reindexing_is_safe_and_a_stale_pop_loses_the_new_room(variant):
+    reindexed = live_set.reindex_mid_failure(variant)
+    assert reindexed.error is None and reindexed.statuses[9] == "Bootstrapping" and reindexed.tracked == [9]
+    stale = live_set.stale_pop(variant)
+    assert stale.error is None and stale.tracked == [] and stale.statuses[9] == "WaitingForInput"
+
+
+@pytest.mark.lesson("live-set-race")
+def test_live_set_exercise_checker():
+    assert live_set.check_exercise("b").correct
+    assert live_set.check_exercise("a").status == "wrong"

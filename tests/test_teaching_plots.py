@@ -1,0 +1,31 @@
+"""The notebooks' pictures render headless and carry the text they claim to show."""
+
+import pytest
+
+pytest.importorskip("matplotlib", reason="plots need the `notebooks` extra (matplotlib)")
+
+from reference.teaching import plots, runs, sequences  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_sequence_picture_numbers_every_step():
+    sequence = sequences.interleaving("live-set-race", "buggy")
+    picture = plots.sequence_picture(sequence)
+    assert picture._repr_png_().startswith(PNG)
+    texts = picture.texts()
+    assert set(sequence.actors) <= set(texts)
+    for number, step in enumerate(sequence.steps, start=1):
+        assert f"{number}. {step.label}" in texts
+
+
+def test_result_pictures_show_lanes_series_and_counts():
+    results = runs.run_all("live-set-race")
+    timeline = plots.timeline_picture(results, "live-set-race")
+    assert timeline.png().startswith(PNG)
+    assert "first-failure-handled\n1 rooms failed" in timeline.texts()
+    bars = {"first_failed": ("rooms failed", 3)}
+    assert "rooms failed\n(of 3)" in plots.counts_picture(results, bars, "counts").texts()
+    leak = runs.run_all("failed-resurrect")
+    series = plots.series_picture(leak, "sizes", "leak", "late aborts", "entries")
+    assert {"buggy", "fixed", "late aborts"} <= set(series.texts())
