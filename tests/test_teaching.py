@@ -33,7 +33,7 @@ def test_diff_of_made_up_files_filters_and_escapes(tmp_path):
     diff = diffs.fix_diff("task-refs", root=tmp_path)
     assert diff.files == ["mod.py"]
     assert "&lt; b" in diff._repr_html_()
-    with pytest.raises(ValueError, match="no hunk .* tagged 'stale-bootstrap'"):
+    with pytest.raises(ValueError, match=r"no hunk .* tagged 'stale-bootstrap'"):
         diffs.fix_diff("stale-bootstrap", root=tmp_path)
 
 

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="plots need the `notebooks` extra (matplotlib)")
 
-from reference.teaching import plots, runs, sequences  # noqa: E402
+from reference.teaching import plots, runs, sequences
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
