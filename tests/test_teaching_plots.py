@@ -29,3 +29,13 @@ def test_result_pictures_show_lanes_series_and_counts():
     leak = runs.run_all("failed-resurrect")
     series = plots.series_picture(leak, "sizes", "leak", "late aborts", "entries")
     assert {"buggy", "fixed", "late aborts"} <= set(series.texts())
+
+
+def test_heartbeat_spans_shade_the_dead_thread():
+    from reference.teaching import live_set
+
+    buggy, fixed = runs.run_all("live-set-race")
+    assert live_set.heartbeat_spans(buggy)[-1] == (10.0, 25.0, "heartbeat thread dead", False)
+    assert all(healthy for *_, healthy in live_set.heartbeat_spans(fixed))
+    spans = {r.variant: live_set.heartbeat_spans(r) for r in (buggy, fixed)}
+    assert "heartbeat thread dead" in plots.timeline_picture([buggy, fixed], "t", spans=spans).texts()

@@ -51,13 +51,20 @@ class FixDiff:
     def __str__(self) -> str:
         return self.text()
 
+    def __repr__(self) -> str:
+        return self.text()
+
     def _repr_html_(self) -> str:
-        colours = {"-": "#ffecec", "+": "#eaffea", "@": "#eef3ff"}
-        rows = [
-            f'<div style="background:{colours.get(line[:1], "none")}">{html.escape(line) or "&nbsp;"}</div>'
-            for line in self.text().splitlines()
-        ]
+        rows = [_html_row(line) for line in self.text().splitlines()]
         return f'<pre style="font-size:12px;line-height:1.35">{"".join(rows)}</pre>'
+
+
+def _html_row(line: str) -> str:
+    colours = {"-": "#ffecec", "+": "#eaffea", "@": "#eef3ff"}
+    text = html.escape(line) or "&nbsp;"
+    if line.startswith(("--- ", "+++ ")):
+        return f"<div><b>{text}</b></div>"
+    return f'<div style="background:{colours.get(line[:1], "none")}">{text}</div>'
 
 
 def variant_files(root: Path = PACKAGE) -> list[str]:

@@ -19,14 +19,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import reference.buggy
 import reference.fixed
 from reference.hooks import Hooks
 from reference.scenarios.live_set_race import StatusThreadCleanup
+from reference.scenarios.result import Result
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
 from reference.transport.mock import MockNetwork
+
+if TYPE_CHECKING:  # plots needs matplotlib; the experiments do not
+    from reference.teaching.plots import Span
 
 ADDR = "10.0.0.1:8998"
 IN_FLIGHT, DONE, NEWCOMER = (1, 2, 3), 4, 9
@@ -37,13 +42,13 @@ class Outcome:
     variant: str
     error: str | None = None  # what `_handle_node_failure` raised, caught here
     statuses: dict[int, str] = field(default_factory=dict)
-    tracked: list[int] = field(default_factory=list)  # rooms tracked under ADDR afterwards
+    tracked: list[int] = field(default_factory=list)  # rooms in tracker[ADDR] ...
+    tracked_when: str = "afterwards"  # ... at this point
 
     def __str__(self) -> str:
         raised = f"raised {self.error}" if self.error else "returned normally"
-        return (
-            f"{self.variant:>6}: handler {raised}; rooms {self.statuses}; tracked under addr {self.tracked}"
-        )
+        tracker = f"tracker[addr] {self.tracked_when}: {self.tracked}"
+        return f"{self.variant:>6}: handler {raised}; rooms {self.statuses}; {tracker}"
 
 
 def _manager(variant: ModuleType, rooms: tuple[int, ...]):
@@ -119,8 +124,18 @@ def stale_pop(variant: ModuleType) -> Outcome:
     tracked_before_second_failure = sorted(manager.addr_to_rooms_tracker.get(ADDR, ()))
     _fail(manager, outcome)  # the restarted prefill dies too
     _observe(manager, outcome)
-    outcome.tracked = tracked_before_second_failure
+    outcome.tracked, outcome.tracked_when = tracked_before_second_failure, "before the 2nd failure"
     return outcome
+
+
+def heartbeat_spans(result: Result) -> list[Span]:
+    """The scenario's heartbeat as lane spans: alive until it handled the first failure,
+    then alive or dead as the scenario found it (`details["heartbeat_alive"]`)."""
+    times = {event.what: event.t for event in result.timeline}
+    handled, end = times["first-failure-handled"], times["second-failure-checked"]
+    alive = bool(result.details["heartbeat_alive"])
+    after = ("heartbeat thread running", True) if alive else ("heartbeat thread dead", False)
+    return [(0.0, handled, "heartbeat thread running", True), (handled, end, *after)]
 
 
 def both_forms(experiment) -> str:

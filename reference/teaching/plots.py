@@ -92,12 +92,26 @@ def _draw_step(ax: Axes, row: int, step: Step, x0: float, x1: float) -> None:
 
 
 # -- scenario results ------------------------------------------------------------
-def timeline_picture(results: Sequence[Result], title: str, xlabel: str = "virtual seconds") -> Picture:
-    """One lane per result, a marker and a label per timeline event."""
+Span = tuple[float, float, str, bool]  # start, end, label, healthy
+
+
+def timeline_picture(
+    results: Sequence[Result],
+    title: str,
+    xlabel: str = "virtual seconds",
+    spans: Mapping[str, Sequence[Span]] | None = None,
+) -> Picture:
+    """One lane per result, a marker and a label per timeline event.
+
+    `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
+    green when healthy, grey and hatched when not.
+    """
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
     for lane, result in enumerate(results):
         ax.axhline(lane, color="#dddddd", linewidth=1)
+        for start, end, label, healthy in (spans or {}).get(result.variant, ()):
+            _draw_span(ax, lane, start, end, label, healthy)
         for index, event in enumerate(result.timeline):
             ax.plot(event.t, lane, "o", color=colour(result.variant))
             offset = 0.18 if index % 2 == 0 else -0.3
@@ -109,6 +123,14 @@ def timeline_picture(results: Sequence[Result], title: str, xlabel: str = "virtu
     ax.set_title(title, fontsize=11, loc="left")
     ax.margins(x=0.12)
     return Picture(figure)
+
+
+def _draw_span(ax: Axes, lane: int, start: float, end: float, label: str, healthy: bool) -> None:
+    tint, hatch = ("#a5d6a7", None) if healthy else ("#e0e0e0", "//")
+    ax.broken_barh(
+        [(start, end - start)], (lane - 0.07, 0.14), facecolors=tint, hatch=hatch, edgecolor="#9e9e9e"
+    )
+    ax.text((start + end) / 2, lane + 0.1, label, ha="center", fontsize=7.5, style="italic", color="#424242")
 
 
 def series_picture(results: Sequence[Result], key: str, title: str, xlabel: str, ylabel: str) -> Picture:

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Execute every notebook in notebooks/ with nbmake: a failing cell fails, and each
+# notebook gets at most 60 s (pytest-timeout per notebook, nbmake per cell). First
+# check that each .ipynb is exactly its jupytext .py twin, stripped of outputs.
+# Installs the `notebooks` extra when it is missing. Extra args go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+.venv/bin/python -c "import nbmake, jupytext, matplotlib, pytest_timeout" 2>/dev/null \
+  || bash ci/setup.sh test,notebooks
+.venv/bin/ruff check notebooks/*.py
+.venv/bin/ruff format --check notebooks/*.py
+# The kernel must import this checkout's `reference`, whatever the venv's editable
+# install points at; plots draw headless.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
+.venv/bin/python -m pytest -q tests/test_notebook_twins.py tests/test_teaching_plots.py \
+  --nbmake notebooks/ --nbmake-timeout=60 --timeout=60 "$@"

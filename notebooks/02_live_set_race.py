@@ -1,0 +1,213 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 2: iterating a live set outside its lock kills the heartbeat
+#
+# Lesson id `live-set-race` · upstream fix: sglang PR #36351 (first released in sglang 0.5.19)
+# · component: the decode-side status manager, `_handle_node_failure`.
+#
+# What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
+# buggy form and catch the exception that kills the heartbeat thread, read the fix as the real
+# diff, run the fixed form, measure how often the race fires without help, look at what the fix
+# leaves open, and answer one question. Everything runs the reference components in
+# `reference/` on the in-process mock transport, with a virtual clock: the 5 s heartbeat runs in
+# microseconds.
+
+# %%
+import reference.buggy
+import reference.fixed
+from reference.teaching import diffs, live_set, plots, runs, sequences
+
+# %% [markdown]
+# ## 1. The story
+#
+# A decode instance must notice when a prefill instance dies, or its requests wait forever for
+# KV caches that will never come. In sglang the decode KV manager (mooncake and nixl backends)
+# runs a **heartbeat thread**: every 5 s it sends `GET /health` to each known prefill's
+# bootstrap server; after 2 consecutive failures it calls `_handle_node_failure(addr)`, which
+#
+# 1. under `connection_lock`: drops that prefill's cached connection entries and its entry in
+#    the prefill table, and takes the set of rooms waiting on it from `addr_to_rooms_tracker`,
+#    then pops that set from the tracker;
+# 2. after releasing the lock: disconnects the stale endpoints and marks each affected room
+#    Failed (unless it already succeeded).
+#
+# Two upstream details make this fragile. The call is **not inside a try**, so anything it
+# raises ends the heartbeat thread for good. And in step 1 the rooms were taken with
+# `tracker.get(addr)`: the *live set object*, not a copy, iterated in step 2 after the lock is
+# gone.
+#
+# **PR #36351** (the report is in `../shared/seeds/`, in Chinese; here in English) points out
+# that this is safe only as long as every other code path that mutates those sets behaves. Its
+# author walked through all of them: code that re-indexes `tracker[addr]` gets a fresh set once
+# the handler has popped the old one, and mooncake's pruning iterates a copy under the lock. But
+# mori's `_cleanup_room_tracking`, run by mori's status thread when a room finishes, **keeps a
+# reference** to the set and discards from it **without the lock**. If it fetched the set before
+# the handler popped it and discards while the handler iterates, Python raises
+# `RuntimeError: Set changed size during iteration` in the heartbeat thread. The thread dies;
+# rooms after the current one are never failed; and no later prefill failure is ever detected.
+#
+# The PR calls itself hardening rather than the fix of a seen crash: today only mooncake and
+# nixl start the heartbeat, while mori is one line away from doing so. The fix is one call,
+# `list(...)`, taken inside the lock. No unit test was added ("a timing-dependent race cannot be
+# tested deterministically"); the PR gives reproduction numbers instead. Checked on the real
+# wheels: 0.5.18 raised the RuntimeError and failed only 1 of 3 rooms; 0.5.19 failed all 3.
+# Below, a hook point makes the interleaving certain, so it can be tested.
+
+# %% [markdown]
+# ## 2. The interleaving
+#
+# Rooms 1, 2, 3 wait on the prefill; room 4 has just finished, so mori's status thread is
+# cleaning its tracking. The scenario parks that thread right after it fetched the set (hook
+# `cleanup_room_tracking.after_get`) and lets it go on from inside the handler's loop, after the
+# first room (hook `node_failure.after_room`): the one moment when a discard breaks the loop.
+
+# %%
+plots.sequence_picture(sequences.interleaving("live-set-race", "buggy"))
+
+# %%
+plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
+
+# %% [markdown]
+# ## 3. The buggy form, live
+#
+# The lesson's scenario (`reference/scenarios/live_set_race.py`) starts the real heartbeat
+# thread on a virtual clock, with two prefills. It kills the first and advances time until the
+# heartbeat handles the failure (with the discard placed as above), then kills the second and
+# advances again. The verdict comes from what happened: exceptions in threads, how many rooms
+# ended up Failed, whether the heartbeat thread is alive. The command line equivalent is
+# `python -m reference --lesson live-set-race --variant buggy`.
+
+# %%
+buggy = runs.run("live-set-race", "buggy")
+print(runs.verdict_line(buggy))
+
+# %% [markdown]
+# The thread's death is caught by the scenario as evidence, not left to crash anything. To see
+# the exception itself, run the same interleaving by hand: the handler runs on this notebook's
+# thread and the helper catches what it raises.
+
+# %%
+print(live_set.by_hand(reference.buggy))
+
+# %% [markdown]
+# Room 1 was failed before the discard; rooms 2 and 3 were never reached. In production they
+# would sit in WaitingForInput until the 300 s waiting timeout, and only if their metadata had
+# been sent.
+
+# %% [markdown]
+# ## 4. The fix, as the real diff
+#
+# `reference/buggy/manager.py` and `reference/fixed/manager.py` share their line structure, so
+# their diff *is* the upstream fix. The hunks tagged with this lesson, read from the files now:
+
+# %%
+diffs.fix_diff("live-set-race")
+
+# %% [markdown]
+# `list()` of a built-in set is one C-level call that runs while the lock is held (and under
+# the GIL), so the handler iterates a private snapshot. Mori can still discard from the live
+# set: that no longer touches what the handler iterates.
+
+# %% [markdown]
+# ## 5. The fixed form, live
+
+# %%
+fixed = runs.run("live-set-race", "fixed")
+print(runs.verdict_table([buggy, fixed]))
+print(live_set.by_hand(reference.fixed))
+
+# %% [markdown]
+# The scenario's timeline, in virtual seconds: each prefill dies, and the heartbeat needs two
+# failed probes 5 s apart to act. In the buggy lane the heartbeat thread died while handling
+# the first failure (t = 10 s), so nothing noticed the second one.
+
+# %%
+plots.timeline_picture(
+    [buggy, fixed],
+    "live-set-race: what the heartbeat noticed",
+    spans={result.variant: live_set.heartbeat_spans(result) for result in (buggy, fixed)},
+)
+
+# %%
+plots.counts_picture(
+    [buggy, fixed],
+    {
+        "first_failed": ("rooms failed, 1st prefill", 3),
+        "later_failed": ("rooms failed, 2nd prefill", 2),
+    },
+    "Rooms failed after each prefill died (dotted: how many should be)",
+)
+
+# %% [markdown]
+# ### Without the hooks: how often does the race fire?
+#
+# The stress mode (`--repeat N`) races the real handler against a mori-style status thread
+# finishing half of 2000 rooms, with no hooks and a tiny thread switch interval. It reports a
+# rate with its seed. The rate varies with the machine and its load; zero fires would prove
+# nothing, which is why the verdict above comes from the hooked run and never from this.
+
+# %%
+stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("buggy", "fixed")]
+{result.variant: result.details["stress"] for result in stress}
+
+# %% [markdown]
+# ## 6. What the fix leaves open
+#
+# **A stale pop.** Mori's cleanup does one more thing after its discard: if *its* set is now
+# empty, it pops the address from the tracker. But its set may be a stale one the failure
+# handler already popped. If, meanwhile, the prefill restarted behind the same address and a new
+# room was tracked in a fresh set, the pop removes the fresh set, and the restarted prefill's
+# next failure misses the new room. The snapshot does not help, on either form:
+
+# %%
+print(live_set.both_forms(live_set.stale_pop))
+
+# %% [markdown]
+# Room 9 is no longer tracked, so when the restarted prefill dies too, the handler fails
+# nothing and room 9 waits in WaitingForInput. This needs the cleanup to stall across a failure
+# and a restart: the hook makes it certain, production makes it rare. Mori's helper was removed
+# in sglang 0.5.20.
+#
+# Also still open after #36351:
+#
+# - `_handle_node_failure` is still not inside a try in the heartbeat loop: any other exception
+#   there (a failing disconnect, a bug in a backend's override) still ends failure detection
+#   for the life of the process, silently.
+# - The failure counter of an address is never reset after a failure; the address simply
+#   leaves the table, and must be re-added by a later `/route` fetch to be watched again.
+
+# %% [markdown]
+# ## 7. Exercise
+#
+# Predict, then check. The checker runs the experiment live on both forms and compares.
+
+# %%
+print(live_set.EXERCISE)
+
+# %%
+ANSWER = None  # your prediction: "a", "b" or "c"
+
+# %%
+live_set.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## Going further
+#
+# - `python -m reference --lesson live-set-race --variant buggy --repeat 200 --seed 1` prints
+#   the verdict with the stress rate.
+# - `tests/test_live_set_race.py` holds the lesson's tests; `reference/hooks.py` explains the
+#   hook points, `reference/clock.py` the virtual clock that runs the heartbeat.
