@@ -9,6 +9,7 @@ CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
 
 def test_leaked_thread_socket_and_clean_test(pytester):
     pytester.makeconftest(CONFTEST)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(
         """
         import socket, threading
