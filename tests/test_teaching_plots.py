@@ -39,3 +39,21 @@ def test_heartbeat_spans_shade_the_dead_thread():
     assert all(healthy for *_, healthy in live_set.heartbeat_spans(fixed))
     spans = {r.variant: live_set.heartbeat_spans(r) for r in (buggy, fixed)}
     assert "heartbeat thread dead" in plots.timeline_picture([buggy, fixed], "t", spans=spans).texts()
+
+
+def test_topology_picture_draws_every_box_and_labelled_arrow():
+    from reference.teaching.sequences import Edge, Node, Topology
+
+    topology = Topology(
+        "who talks to whom",
+        (Node("decode", 0, 0, "decode"), Node("bootstrap\nserver", 2, 1, "prefill")),
+        (
+            Edge("decode", "bootstrap\nserver", "GET /route"),
+            Edge("bootstrap\nserver", "decode", "reply", 0.2),
+        ),
+    )
+    picture = plots.topology_picture(topology)
+    assert picture.png().startswith(PNG)
+    assert {"decode", "bootstrap\nserver", "GET /route", "reply", "prefill"} <= set(picture.texts())
+    with pytest.raises(ValueError, match="do not exist"):
+        Topology("t", (Node("a", 0, 0),), (Edge("a", "b", "x"),))

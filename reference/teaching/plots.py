@@ -17,9 +17,10 @@ from matplotlib.ticker import MaxNLocator
 
 from reference.scenarios.result import Result
 from reference.teaching.sequences import Sequence as Interleaving
-from reference.teaching.sequences import Step
+from reference.teaching.sequences import Step, Topology
 
 COLOURS = {"buggy": "#c62828", "fixed": "#2e7d32"}
+GROUP_COLOURS = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e8f5e9")
 STEP_COLOURS = {"plain": "#222222", "bug": "#c62828", "fix": "#2e7d32", "error": "#c62828", "note": "#555555"}
 
 
@@ -89,6 +90,49 @@ def _draw_step(ax: Axes, row: int, step: Step, x0: float, x1: float) -> None:
         return
     ax.annotate("", xy=(x1, y), xytext=(x0, y), arrowprops={"arrowstyle": "->", "color": tint, "lw": 1.3})
     ax.text((x0 + x1) / 2, y + 0.12, label, ha="center", va="bottom", fontsize=8, color=tint, weight=weight)
+
+
+# -- who talks to whom ---------------------------------------------------------
+def topology_picture(topology: Topology) -> Picture:
+    """Boxes at their grid positions, one labelled arrow per edge, a colour per group."""
+    xs, ys = [n.x for n in topology.nodes], [n.y for n in topology.nodes]
+    inch_x, inch_y = 2.4, 1.3  # inches per grid unit
+    figure = Figure(figsize=(inch_x * (max(xs) - min(xs) + 2.0), inch_y * (max(ys) - min(ys) + 1.6)))
+    ax = figure.add_axes((0.0, 0.0, 1.0, 0.92))
+    ax.set_xlim(min(xs) - 1.0, max(xs) + 1.0)
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 1.0)
+    ax.axis("off")
+    figure.suptitle(topology.title, fontsize=11, x=0.01, ha="left")
+    groups = sorted({n.group for n in topology.nodes})
+    boxes = {n.name: _draw_node(ax, n.name, (n.x, n.y), groups.index(n.group)) for n in topology.nodes}
+    for edge in topology.edges:
+        _draw_edge(ax, boxes[edge.source], boxes[edge.target], edge.label, edge.bend, inch_x / inch_y)
+    for group in filter(None, groups):
+        members = [n for n in topology.nodes if n.group == group]
+        x = sum(n.x for n in members) / len(members)
+        ax.text(x, max(n.y for n in members) + 0.55, group, ha="center", fontsize=10, weight="bold")
+    return Picture(figure)
+
+
+def _draw_node(ax: Axes, name: str, xy: tuple[float, float], group: int) -> Text:
+    box = {"boxstyle": "round,pad=0.5", "fc": GROUP_COLOURS[group % len(GROUP_COLOURS)], "ec": "#546e7a"}
+    return ax.text(*xy, name, ha="center", va="center", fontsize=9, bbox=box, zorder=3)
+
+
+def _draw_edge(ax: Axes, source: Text, target: Text, label: str, bend: float, aspect: float) -> None:
+    """An arc3 arrow clipped at both boxes; its label sits on the curve's midpoint."""
+    (x0, y0), (x1, y1) = source.get_position(), target.get_position()
+    arrow = {"arrowstyle": "->", "lw": 1.1, "color": "#37474f", "connectionstyle": f"arc3,rad={bend}"}
+    arrow |= {"patchA": source.get_bbox_patch(), "patchB": target.get_bbox_patch()}
+    # Drawn after the boxes (zorder 4 > 3): a text's box is sized when it is drawn, and
+    # the arrow is clipped to it.
+    ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops=arrow, zorder=4)
+    # arc3 puts its control point `bend` times the chord length off the chord's middle, in
+    # display space; the curve's midpoint is half-way there.
+    mid_x = (x0 + x1) / 2 + bend / 2 * (y1 - y0) / aspect
+    mid_y = (y0 + y1) / 2 - bend / 2 * (x1 - x0) * aspect
+    label_box = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.9}
+    ax.text(mid_x, mid_y, label, ha="center", va="center", fontsize=7.5, zorder=5, bbox=label_box)
 
 
 # -- scenario results ------------------------------------------------------------
