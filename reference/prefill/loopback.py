@@ -25,9 +25,11 @@ STOP_TIMEOUT = 5.0
 
 
 class LoopbackPrefill:
-    def __init__(self, tp_size: int = 2, cp_size: int = 1, send_timeout: float = 1.0) -> None:
+    def __init__(
+        self, tp_size: int = 2, cp_size: int = 1, send_timeout: float = 1.0, bootstrap_port: int = 0
+    ) -> None:
         self.tp_size, self.cp_size, self.send_timeout = tp_size, cp_size, send_timeout
-        self.bootstrap_port = 0  # the first start picks one; restarts keep it
+        self.bootstrap_port = bootstrap_port  # 0: the first start picks one; restarts keep it
         self.rank_ports: list[int] = []
         self.pids: list[int] = []
         self.process: subprocess.Popen | None = None

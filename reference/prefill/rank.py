@@ -29,6 +29,7 @@ class PrefillRank:
         self.send = send
         self.decode_kv_args_table: dict[str, wire.Registration] = {}
         self.aborted: set[int] = set()
+        self.registrations = 0
         self.transfers = 0
         self.unregistered = 0
         self.failed = 0
@@ -41,7 +42,8 @@ class PrefillRank:
             self.malformed += 1
             return
         if isinstance(message, wire.Registration):
-            self.decode_kv_args_table[message.session] = message
+            self.decode_kv_args_table[message.session] = message  # re-registering is idempotent
+            self.registrations += 1
         elif isinstance(message, wire.Metadata):
             self._transfer(message)
         elif isinstance(message, wire.Abort):
