@@ -42,14 +42,20 @@ def test_lesson_end_to_end_with_a_real_prefill_restart():
         assert result.details["heartbeat_misses"] == 0, "real /health answered every probe"
 
 
-def test_cli_runs_the_loopback_lessons():
+def test_cli_runs_every_loopback_lesson():
     proc = subprocess.run(
         [sys.executable, "-m", "reference", "--transport", "loopback", "--json"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     got = {(r["lesson"], r["variant"]): r["verdict"] for r in json.loads(proc.stdout)["results"]}
-    assert got[("stale-bootstrap", "buggy")] == "bug" and got[("stale-bootstrap", "fixed")] == "ok"
+    assert got == {
+        ("live-set-race", "buggy"): "bug",  # the heartbeat probing real /health of real processes
+        ("live-set-race", "fixed"): "ok",
+        ("stale-bootstrap", "buggy"): "bug",
+        ("stale-bootstrap", "fixed"): "ok",
+    }
+    assert "skipped failed-resurrect: no loopback scenario" in proc.stderr
     assert all(r["transport"] == "loopback" for r in json.loads(proc.stdout)["results"])
 
 
