@@ -7,8 +7,10 @@ deterministic in-process mock and on real loopback sockets.
 
 The PUSH socket cache lives on the transport (one per process, like upstream's
 class-level `CommonKVReceiver._socket_cache`): `connect(endpoint)` returns the cached
-socket with its lock, `disconnect(endpoint)` closes and forgets it. A send is bounded
-(upstream's SNDTIMEO since #31144) and raises `TransportError` when it times out.
+socket with its lock, `disconnect(endpoint)` closes and forgets it (upstream:
+`CommonKVReceiver.disconnect_endpoint`, which the heartbeat calls for a dead prefill).
+A send is bounded (upstream's SNDTIMEO since #31144) and raises `TransportError` when
+it times out.
 """
 
 from __future__ import annotations
