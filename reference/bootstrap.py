@@ -19,9 +19,9 @@ import sys
 import threading
 from collections.abc import Sequence
 
-# The shipped variants' modules (as `reference.variants.SHIPPED`, which cannot be
-# imported first without a cycle through `reference.scenarios`).
-VARIANTS = {"buggy": "reference.buggy", "fixed": "reference.fixed"}
+from reference.variants import SHIPPED
+
+VARIANTS = {name: module for name, (module, _expected) in SHIPPED.items()}
 
 
 class _Parser(argparse.ArgumentParser):
