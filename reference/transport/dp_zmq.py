@@ -1,0 +1,126 @@
+"""DP encoder workers as separate processes over ZMQ on 127.0.0.1 (the loopback transport).
+
+As upstream, the dispatcher side binds one async PULL socket for every rank's replies
+and one PUSH socket per rank; spawned worker processes (`dp_worker.serve`) connect the
+other ends. Upstream binds `ipc:///tmp/<uuid>_dp_*`; we bind `tcp://127.0.0.1` on random
+ports, which leaves no files behind. Payloads are JSON dicts keyed by `req_id`.
+
+Worker exits are noticed the way upstream's watchdog notices them: `loop.add_reader` on
+each process sentinel, which becomes readable when the process is gone. The reader
+callback posts the exit to the pool's `ExitNotices`. Note that the loop holds that
+callback, and so the pool, strongly: that is why nothing a watchdog awaits through a
+sentinel reader is ever collectable (see `ExitNotices` for the configuration that is).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+from multiprocessing.process import BaseProcess
+
+import zmq
+import zmq.asyncio
+
+from reference.transport.base import TransportError
+from reference.transport.dp_base import ExitNotices, Message
+from reference.transport.dp_worker import serve
+
+HOST = "tcp://127.0.0.1"
+START_BOUND = 60.0  # real seconds for every spawned worker to report ready (slow CI)
+READY_POLL = 0.25  # real seconds between checks that no worker died while starting
+STOP_BOUND = 5.0  # real seconds for a worker to exit after stop or SIGKILL
+
+
+class ZmqWorkerPool:
+    def __init__(self, size: int = 2, *, hold_exit_waiters: bool = True) -> None:
+        if size < 1:
+            raise ValueError("a worker pool needs at least one rank")
+        self.size = size
+        self.exits = ExitNotices(hold_exit_waiters)
+        self._ctx = zmq.asyncio.Context()
+        self._results = self._ctx.socket(zmq.PULL)
+        self._dispatch = [self._ctx.socket(zmq.PUSH) for _ in range(size)]
+        self._procs: list[BaseProcess] = []
+        self._watched: set[int] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        result_endpoint = f"{HOST}:{self._results.bind_to_random_port(HOST)}"
+        spawn = multiprocessing.get_context("spawn")
+        for rank, sock in enumerate(self._dispatch):
+            sock.setsockopt(zmq.LINGER, 0)
+            endpoint = f"{HOST}:{sock.bind_to_random_port(HOST)}"
+            worker = spawn.Process(
+                target=serve, args=(rank, endpoint, result_endpoint), name=f"dp-worker-{rank}", daemon=True
+            )
+            worker.start()
+            self._procs.append(worker)
+        await self._await_ready()
+        for rank, proc in enumerate(self._procs):
+            self._loop.add_reader(proc.sentinel, self._on_exit, rank)
+            self._watched.add(rank)
+
+    async def _await_ready(self) -> None:
+        ready: set[int] = set()
+        deadline = asyncio.get_running_loop().time() + START_BOUND
+        while len(ready) < self.size:
+            exited = [p for p in self._procs if p.exitcode is not None]
+            if exited:
+                raise TransportError(
+                    f"DP worker {exited[0].name} exited at start (code {exited[0].exitcode})"
+                )
+            if asyncio.get_running_loop().time() > deadline:
+                raise TransportError(f"only {len(ready)} of {self.size} DP workers started")
+            try:
+                message = await asyncio.wait_for(self.recv(), READY_POLL)
+            except TimeoutError:
+                continue
+            if message.get("kind") == "ready":
+                ready.add(int(message["rank"]))
+
+    def _on_exit(self, rank: int) -> None:
+        self._unwatch(rank)
+        self.exits.post(rank)
+
+    def _unwatch(self, rank: int) -> None:
+        if rank in self._watched and self._loop is not None:
+            self._loop.remove_reader(self._procs[rank].sentinel)
+            self._watched.discard(rank)
+
+    async def send(self, rank: int, message: Message) -> None:
+        await self._dispatch[rank].send(json.dumps(message).encode())
+
+    async def recv(self) -> Message:
+        frame = await self._results.recv()
+        try:
+            message = json.loads(frame)
+        except ValueError as exc:
+            raise TransportError(f"undecodable reply frame: {exc}") from None
+        if not isinstance(message, dict):
+            raise TransportError("reply frame is not a JSON object")
+        return message
+
+    def is_alive(self, rank: int) -> bool:
+        return self._procs[rank].is_alive()
+
+    async def stall(self, rank: int) -> None:
+        await self.send(rank, {"kind": "stall"})
+
+    async def kill(self, rank: int) -> None:
+        proc = self._procs[rank]
+        proc.kill()
+        proc.join(STOP_BOUND)
+
+    async def close(self) -> None:
+        for rank in list(self._watched):
+            self._unwatch(rank)
+        for proc in self._procs:
+            if proc.is_alive():
+                proc.kill()
+            proc.join(STOP_BOUND)
+            proc.close()
+        for sock in (self._results, *self._dispatch):
+            sock.close(linger=0)
+        self._ctx.term()
