@@ -37,9 +37,14 @@ class JumpLoop(asyncio.SelectorEventLoop):
         return super().time() + self._offset
 
     async def advance(self, seconds: float) -> None:
-        """Jump the clock forward and let every timer that fell due run."""
+        """Let what is ready run, jump the clock, then let every timer that fell due run.
+
+        Settling first matters: a task created just before `advance()` has not yet
+        armed its timeouts, and arming them after the jump would move them too.
+        """
         if seconds < 0:
             raise ValueError("time only moves forward")
+        await self.settle()
         self._offset += seconds
         await self.settle()
 

@@ -1,5 +1,7 @@
 """One DP encoder worker process (upstream: a spawned per-GPU encoder process).
 
+    python -m reference.transport.dp_worker RANK DISPATCH_ENDPOINT RESULT_ENDPOINT [SENTINEL_FD]
+
 It connects a PULL socket to its rank's dispatch endpoint and a PUSH socket to the
 dispatcher's shared result endpoint, says it is ready, then answers each request with
 `answer()`. A `stall` message makes it keep taking requests without answering (a
@@ -10,6 +12,7 @@ test never leaves it behind.
 from __future__ import annotations
 
 import os
+import sys
 
 import zmq
 
@@ -51,3 +54,8 @@ def _serve_requests(rank: int, inbox: zmq.Socket, outbox: zmq.Socket) -> None:
             reply = answer(rank, request)
             if reply is not None:
                 outbox.send_json(reply)
+
+
+if __name__ == "__main__":
+    # The sentinel fd is only held open (the parent watches its other end); never used.
+    serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])
