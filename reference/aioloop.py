@@ -52,6 +52,7 @@ class JumpLoop(asyncio.SelectorEventLoop):
         """Yield until no callback is ready and no timer is due (bounded)."""
         for _ in range(SETTLE_ROUNDS):
             await asyncio.sleep(0)
+            # `_ready` is the loop's queue of runnable callbacks: private, but stable in CPython.
             if not self._ready and not self._timer_due():  # type: ignore[attr-defined]
                 return
         raise SettleTimeout(f"the loop was still busy after {SETTLE_ROUNDS} iterations")
@@ -64,7 +65,7 @@ class JumpLoop(asyncio.SelectorEventLoop):
 def pending_tasks(loop: asyncio.AbstractEventLoop, *, exclude: asyncio.Task | None = None) -> list[str]:
     """Names (coroutine qualnames) of the loop's tasks that are not done."""
     return sorted(
-        task.get_coro().__qualname__  # type: ignore[union-attr]
+        getattr(task.get_coro(), "__qualname__", task.get_name())
         for task in asyncio.all_tasks(loop)
         if not task.done() and task is not exclude
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
+import reference.fixed
 from reference.scenarios import collectable, task_refs_dispatcher, task_refs_swallowed
 from reference.scenarios.lesson import Lesson, Options
 from reference.scenarios.result import Observation
@@ -43,8 +44,6 @@ def observe(variant: ModuleType, options: Options) -> Observation:
 
 
 def notes() -> str:
-    import reference.fixed
-
     swallowed = task_refs_swallowed.demonstrate(reference.fixed)
     return "\n".join(
         [

@@ -26,10 +26,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import zmq
 import zmq.asyncio
 
+import reference
 from reference.transport.base import TransportError
 from reference.transport.dp_base import ExitNotices, Message
 
@@ -69,7 +71,10 @@ class ZmqWorkerPool:
         command = [sys.executable, "-m", "reference.transport.dp_worker"]
         args = [str(rank), dispatch_endpoint, result_endpoint, str(keep_open)]
         try:
-            self._procs.append(subprocess.Popen([*command, *args], pass_fds=(keep_open,)))
+            self._procs.append(subprocess.Popen([*command, *args], pass_fds=(keep_open,), env=_child_env()))
+        except BaseException:
+            os.close(sentinel)
+            raise
         finally:
             os.close(keep_open)
         self._sentinels.append(sentinel)
@@ -136,3 +141,10 @@ class ZmqWorkerPool:
         for sock in (self._results, *self._dispatch):
             sock.close(linger=0)
         self._ctx.term()
+
+
+def _child_env() -> dict[str, str]:
+    """The worker imports the same `reference` package as we do, whatever its cwd."""
+    package_root = str(Path(reference.__file__).resolve().parents[1])
+    inherited = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, inherited]))}
