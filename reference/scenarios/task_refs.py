@@ -10,7 +10,8 @@ and stale-mapping sweep that way, and the bootstrap server its cleanup of expire
 
 The verdict comes from components, not a toy coroutine: each probe drives one
 component in a configuration where one of its loops is collectable, runs
-`gc.collect()`, and makes the loop's job observable (`task_refs_dispatcher.py`).
+`gc.collect()`, and makes the loop's job observable: a dead worker rank unnoticed
+(`task_refs_dispatcher.py`), stale room mappings that grow (`task_refs_bootstrap.py`).
 `notes()` adds the honest half: a live table of which awaits are collectable at all
 (`collectable.py`), and what the fix leaves open (`task_refs_swallowed.py`).
 """
@@ -21,16 +22,15 @@ from collections.abc import Callable
 from types import ModuleType
 
 import reference.fixed
-from reference.scenarios import collectable, task_refs_dispatcher, task_refs_swallowed
+from reference.scenarios import collectable, task_refs_bootstrap, task_refs_dispatcher, task_refs_swallowed
 from reference.scenarios.lesson import Lesson, Options
 from reference.scenarios.result import Observation
 from reference.scenarios.task_refs_finding import Finding
 
 Probe = Callable[[ModuleType, str], Finding]
 
-# One probe per component whose background task upstream created bare. The bootstrap
-# server's cleanup joins here as a second probe (and "BootstrapServer" in `needs`).
-PROBES: tuple[Probe, ...] = (task_refs_dispatcher.observe,)
+# One probe per component whose background task upstream created bare.
+PROBES: tuple[Probe, ...] = (task_refs_dispatcher.observe, task_refs_bootstrap.observe)
 
 
 def observe(variant: ModuleType, options: Options) -> Observation:
@@ -61,7 +61,7 @@ LESSON = Lesson(
     id="task-refs",
     title="Bare create_task: the loop holds background tasks only weakly",
     upstream="PR #33048 (0.5.19)",
-    needs=("DPDispatcher",),
+    needs=("DPDispatcher", "BootstrapServer"),
     body=observe,
     transports=("mock", "loopback"),
     notes=notes,
