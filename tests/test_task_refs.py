@@ -14,6 +14,7 @@ import pytest
 import reference.buggy
 import reference.fixed
 from reference.aioloop import run_on_jump_loop
+from reference.common.bootstrap_server import BootstrapServerBase
 from reference.common.dispatcher import DispatcherBase
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.collectable import measure_all
@@ -62,9 +63,15 @@ class HoldsTasksInAList(DispatcherBase):
         self.tasks.append(loop.create_task(self._cleanup_stale_mappings()))
 
 
+class HoldsCleanupInAnAttribute(BootstrapServerBase):
+    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.cleanup_task = loop.create_task(self._cleanup_expired_entries())
+
+
 def test_any_variant_that_holds_its_tasks_is_ok():
     module = types.ModuleType("holds_tasks")
     module.DPDispatcher = HoldsTasksInAList  # type: ignore[attr-defined]
+    module.BootstrapServer = HoldsCleanupInAnAttribute  # type: ignore[attr-defined]
     result = run_lesson(LESSONS["task-refs"], Variant("holds_tasks", module, "ok"), Options())
     assert result.verdict == "ok"
 

@@ -70,7 +70,7 @@ class BootstrapServerBase:
         entry_ttl: float = 120.0,
         max_body: int = MAX_BODY,
         now: Callable[[], float] = time.monotonic,
-        cleanup_ticks: Ticks | None = None,
+        cleanup_ticks: Ticks | None = None,  # None: SleepTicks(cleanup_interval), as upstream
         loop: asyncio.AbstractEventLoop | None = None,
         listen: bool = True,
     ) -> None:

@@ -13,8 +13,9 @@ jobs waiting for the next beat. With `hold_waiters=False` it holds them weakly, 
 event bus does so that a job that went away needs no unsubscribe. The loop's timer
 then reaches only the metronome, not the waiter: a waiting cleanup is parked on an
 `asyncio.Event` that only its own frame references, exactly the await that leaves a
-bare task collectable. It beats only while a job waits, so it times rounds exactly as
-the job's own sleep would: the server behaves the same whichever it is given.
+bare task collectable. It arms its timer when a job starts waiting and beats once, so
+rounds come exactly when the job's own sleep would end: the server behaves the same
+whichever it is given, until a collection finds the waiter.
 """
 
 from __future__ import annotations

@@ -56,7 +56,11 @@ def on_server_loop(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]
 
 
 async def _collect_garbage() -> list[str]:
-    """`gc.collect()` on the server's thread; the tasks still pending there afterwards."""
+    """`gc.collect()` on the server's thread; the tasks still pending there afterwards.
+
+    On that thread the loop is between callbacks, as when a collection strikes in the
+    prefill, and it reports a destroyed task from its own thread.
+    """
     gc.collect()
     return pending_tasks(asyncio.get_running_loop(), exclude=asyncio.current_task())
 
