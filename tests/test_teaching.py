@@ -4,7 +4,7 @@ import pytest
 
 import reference.buggy
 import reference.fixed
-from reference.teaching import diffs, exercises, live_set, resurrect, runs, sequences
+from reference.teaching import diffs, exercises, live_set, resurrect, runs, sequences, stale, tasks, tour
 
 
 def test_lesson_diff_is_the_tagged_hunk_of_the_real_files():
@@ -59,7 +59,7 @@ def test_sequence_rejects_unknown_actor():
     with pytest.raises(ValueError, match="not in"):
         sequences.Sequence("t", ("a",), (sequences.Step("a", "b", "x"),))
     with pytest.raises(ValueError, match="no interleaving"):
-        sequences.interleaving("task-refs", "buggy")
+        sequences.interleaving("no-such-lesson", "buggy")
 
 
 def test_check_choice_answers_never_raise():
@@ -111,3 +111,52 @@ def test_reindexing_is_safe_and_a_stale_pop_loses_the_new_room(variant):
 def test_live_set_exercise_checker():
     assert live_set.check_exercise("b").correct
     assert live_set.check_exercise("a").status == "wrong"
+
+
+@pytest.mark.lesson("stale-bootstrap")
+def test_replacement_race_keeps_the_new_generation_only_by_identity():
+    buggy, fixed, by_key = (
+        stale.replacement_race(v) for v in (reference.buggy, reference.fixed, stale.BY_KEY)
+    )
+    assert not buggy.third_uses_new_ports and buggy.fourth == "Failed"
+    assert fixed.survived and fixed.fourth_fetches == 0 and fixed.fourth == "Success"
+    assert not by_key.survived and by_key.fourth_fetches == 1 and by_key.fourth == "Success"
+    assert stale.check_exercise("b").correct and stale.check_exercise("a").status == "wrong"
+
+
+@pytest.mark.lesson("stale-bootstrap")
+def test_stale_sockets_and_slow_prefill_in_both_forms():
+    fixed = stale.stale_sockets(reference.fixed, restarts=2)
+    assert "requests Success Failed Success Failed Success" in fixed and fixed.count("tcp://") == 2
+    assert "requests Success Failed Failed Failed Failed" in stale.stale_sockets(reference.buggy, restarts=2)
+    assert "extra /route fetches 2" in stale.slow_prefill(reference.fixed)
+    assert "extra /route fetches 0" in stale.slow_prefill(reference.buggy)
+
+
+@pytest.mark.lesson("task-refs")
+def test_tasks_exercise_measures_both_awaits():
+    assert tasks.check_exercise("a").correct
+    assert tasks.check_exercise("d").status == "wrong"
+    assert "Task exception was never retrieved" in tasks.swallowed(reference.fixed)
+
+
+def test_tour_walks_one_request_and_records_its_messages():
+    walk = tour.Tour()
+    try:
+        steps = [
+            walk.start_prefill(),
+            walk.start_decode(),
+            walk.fetch_parallel_info(),
+            walk.start_heartbeat(),
+        ]
+        steps += [walk.open_request(), walk.init_receiver(), walk.send_metadata(), walk.poll(), walk.clear()]
+    finally:
+        walk.close()
+    assert "receiver for room 42: Bootstrapping" in steps[4]
+    assert steps[5].startswith("init: WaitingForInput")
+    assert steps[7] == "poll -> Success; KV bytes are exactly what each prefill rank sent: True"
+    labels = [(s.source, s.target, s.label) for s in walk.sequence().steps]
+    assert ("heartbeat", "bootstrap server", "GET /health -> 200") in labels
+    assert ("decode receiver", "prefill rank 1", "REGISTER") in labels
+    assert ("prefill rank 0", "decode memory", "KV page (memcpy) x4") in labels
+    assert ("prefill rank 1", "decode inbox", "STATUS room 42: Success") in labels

@@ -57,3 +57,16 @@ def test_topology_picture_draws_every_box_and_labelled_arrow():
     assert {"decode", "bootstrap\nserver", "GET /route", "reply", "prefill"} <= set(picture.texts())
     with pytest.raises(ValueError, match="do not exist"):
         Topology("t", (Node("a", 0, 0),), (Edge("a", "b", "x"),))
+
+
+def test_outcome_picture_and_nested_detail_keys():
+    from reference.teaching import stale
+
+    results = runs.run_all("stale-bootstrap")
+    picture = plots.outcome_picture(results, "stream", caption=stale.ports_of)
+    assert picture.png().startswith(PNG)
+    assert "41003,41004" in picture.texts() and "Success" in picture.texts()
+    refs = runs.run_all("task-refs")
+    assert plots.detail(refs[0], ("bootstrap server", "rooms_left")) == [8, 16]
+    series = plots.series_picture(refs, ("bootstrap server", "rooms_left"), "t", "jumps", "entries")
+    assert series.png().startswith(PNG)

@@ -8,14 +8,15 @@ rendered to PNG by the Agg canvas, so it works headless in CI. Each function ret
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from reference.scenarios.result import Result
+from reference.scenarios.result import Event, Result
 from reference.teaching.sequences import Sequence as Interleaving
 from reference.teaching.sequences import Step, Topology
 
@@ -177,12 +178,24 @@ def _draw_span(ax: Axes, lane: int, start: float, end: float, label: str, health
     ax.text((start + end) / 2, lane + 0.1, label, ha="center", fontsize=7.5, style="italic", color="#424242")
 
 
-def series_picture(results: Sequence[Result], key: str, title: str, xlabel: str, ylabel: str) -> Picture:
-    """A line per result from the list `result.details[key]` (index 1, 2, ... on x)."""
+DetailKey = str | tuple[str, ...]  # a key of `Result.details`, or a path into nested dicts
+
+
+def detail(result: Result, key: DetailKey) -> Any:
+    value: Any = result.details
+    for part in (key,) if isinstance(key, str) else key:
+        value = value[part]
+    return value
+
+
+def series_picture(
+    results: Sequence[Result], key: DetailKey, title: str, xlabel: str, ylabel: str
+) -> Picture:
+    """A line per result from the list `detail(result, key)` (index 1, 2, ... on x)."""
     figure = Figure(figsize=(7, 3.6))
     ax = figure.add_subplot()
     for result in results:
-        values = list(result.details[key])
+        values = list(detail(result, key))
         ax.plot(range(1, len(values) + 1), values, "o-", color=colour(result.variant), label=result.variant)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -194,14 +207,16 @@ def series_picture(results: Sequence[Result], key: str, title: str, xlabel: str,
     return Picture(figure)
 
 
-def counts_picture(results: Sequence[Result], bars: Mapping[str, tuple[str, int]], title: str) -> Picture:
-    """Grouped bars of numeric details: `bars` maps a details key to (label, out of)."""
+def counts_picture(
+    results: Sequence[Result], bars: Mapping[DetailKey, tuple[str, float]], title: str
+) -> Picture:
+    """Grouped bars of numeric details: `bars` maps a details key (or path) to (label, out of)."""
     figure = Figure(figsize=(7, 3.6))
     ax = figure.add_subplot()
     width = 0.8 / max(len(results), 1)
     for index, result in enumerate(results):
         xs = [i + index * width for i in range(len(bars))]
-        heights = [int(result.details[key]) for key in bars]
+        heights = [float(detail(result, key)) for key in bars]
         ax.bar(xs, heights, width, color=colour(result.variant), label=result.variant)
     centre = (len(results) - 1) * width / 2
     ax.set_xticks(
@@ -212,4 +227,38 @@ def counts_picture(results: Sequence[Result], bars: Mapping[str, tuple[str, int]
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title, fontsize=11, loc="left")
     ax.legend()
+    return Picture(figure)
+
+
+def outcome_picture(
+    results: Sequence[Result],
+    title: str,
+    caption: Callable[[Event], str] | None = None,
+    outcomes: tuple[str, str] = ("Success", "Failed"),
+    xlabel: str = "request, in order",
+) -> Picture:
+    """One lane per result: a green or red square per request outcome, a dotted line per
+    other event (e.g. a restart), and an optional caption under each square."""
+    good, bad = outcomes
+    figure = Figure(figsize=(10, 1.1 * len(results) + 1.4))
+    ax = figure.add_subplot()
+    for lane, result in enumerate(results):
+        for event in result.timeline:
+            if event.what in outcomes:
+                tint = COLOURS["fixed"] if event.what == good else COLOURS["buggy"]
+                ax.plot(event.t, lane, "s", color=tint, markersize=13)
+                if caption is not None:
+                    ax.text(event.t, lane - 0.3, caption(event), ha="center", fontsize=7)
+            else:
+                ax.axvline(event.t, color="#757575", linestyle=":")
+                ax.text(
+                    event.t, len(results) - 0.45, f"{event.what}\n{event.detail}", ha="center", fontsize=7.5
+                )
+    ax.plot([], [], "s", color=COLOURS["fixed"], label=good)
+    ax.plot([], [], "s", color=COLOURS["buggy"], label=bad)
+    ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
+    ax.set_ylim(-0.7, len(results) + 0.1)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=11, loc="left")
+    ax.legend(loc="lower right", fontsize=8)
     return Picture(figure)

@@ -133,9 +133,85 @@ def _live_set(fixed: bool) -> Sequence:
     )
 
 
+_STALE_ACTORS = (
+    "decode receivers",
+    "connection_pool",
+    "bootstrap server",
+    "prefill, old ports",
+    "prefill, new ports",
+)
+
+
+def _stale(fixed: bool) -> Sequence:
+    R, P, B, OLD, NEW = _STALE_ACTORS
+    ending = (
+        (
+            Step(R, P, "invalidate: delete the key only if pool[key] is G1", "fix"),
+            Step(R, B, "next request: a miss: GET /route -> new ports (G2)", "fix"),
+            Step(R, NEW, "REGISTER, METADATA -> Success; and so on", "fix"),
+        )
+        if fixed
+        else (
+            Step(R, R, "every later request: the same key, the same G1, no GET /route", "bug"),
+            Step(R, R, "fails forever (until the decode itself restarts)", "error"),
+        )
+    )
+    return Sequence(
+        f"stale-bootstrap, {'fixed' if fixed else 'buggy'} form",
+        _STALE_ACTORS,
+        (
+            Step(R, B, "first request: GET /route per rank -> ports 41000, 41001"),
+            Step(R, P, "cache key -> G1 (the old ports)"),
+            Step(R, OLD, "REGISTER, METADATA -> Success"),
+            Step(OLD, OLD, "process restarts (same bootstrap address)", "note"),
+            Step(NEW, B, "PUT /route: new ports; /health still 200"),
+            Step(R, P, "next request: key hit -> G1"),
+            Step(R, OLD, "METADATA: send times out -> Failed", "error" if not fixed else "plain"),
+            *ending,
+        ),
+    )
+
+
+_TASK_ACTORS = ("DPDispatcher.start()", "event loop", "watchdog task", "exit notices", "worker rank 1")
+
+
+def _tasks(fixed: bool) -> Sequence:
+    S, L, W, X, K = _TASK_ACTORS
+    held = (
+        (Step(S, S, "self.background_tasks.add(task); on done: discard", "fix"),)
+        if fixed
+        else (Step(S, S, "result dropped: nothing but the loop's weak set holds it", "bug"),)
+    )
+    after = (
+        (
+            Step(L, W, "gc.collect(): reachable from background_tasks, kept", "fix"),
+            Step(K, X, "exits: post a notice"),
+            Step(X, W, "wake: mark rank 1 dead, fail its requests now (503)", "fix"),
+        )
+        if fixed
+        else (
+            Step(L, W, "gc.collect(): unreachable -> 'Task was destroyed but it is pending!'", "error"),
+            Step(K, X, "exits: post a notice; no one is waiting"),
+            Step(S, S, "its requests hang 180 s (504); new ones still routed to rank 1", "error"),
+        )
+    )
+    return Sequence(
+        f"task-refs, {'fixed' if fixed else 'buggy'} form (the DP dispatcher's watchdog)",
+        _TASK_ACTORS,
+        (
+            Step(S, L, "create_task(_worker_watchdog())"),
+            *held,
+            Step(W, X, "await an Event only this task reaches (weakly held waiter)"),
+            *after,
+        ),
+    )
+
+
 INTERLEAVINGS: dict[str, dict[str, Sequence]] = {
     "failed-resurrect": {"buggy": _resurrect(False), "fixed": _resurrect(True)},
     "live-set-race": {"buggy": _live_set(False), "fixed": _live_set(True)},
+    "stale-bootstrap": {"buggy": _stale(False), "fixed": _stale(True)},
+    "task-refs": {"buggy": _tasks(False), "fixed": _tasks(True)},
 }
 
 
