@@ -55,6 +55,7 @@ def _problems(source: str) -> list[str]:
 def test_cells_only_call_the_package(path):
     cells = [c.source for c in jupytext.read(path).cells if c.cell_type == "code"]
     problems = [f"cell {i}: {p}" for i, src in enumerate(cells) for p in _problems(src)]
+    problems += [f"cell {i} is empty" for i, src in enumerate(cells) if not src.strip()]
     assert not problems, f"{path.name}: " + "; ".join(problems)
 
 

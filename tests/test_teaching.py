@@ -160,3 +160,11 @@ def test_tour_walks_one_request_and_records_its_messages():
     assert ("decode receiver", "prefill rank 1", "REGISTER") in labels
     assert ("prefill rank 0", "decode memory", "KV page (memcpy) x4") in labels
     assert ("prefill rank 1", "decode inbox", "STATUS room 42: Success") in labels
+
+
+async def test_lessons_run_from_inside_a_running_loop_as_in_jupyter():
+    """Jupyter cells run inside an asyncio loop; a scenario with its own loop moves to a thread."""
+    result = runs.run("task-refs", "fixed")
+    assert result.verdict == "ok", result.symptom
+    with pytest.raises(ZeroDivisionError):
+        runs.outside_event_loop(lambda: 1 / 0)

@@ -251,14 +251,16 @@ def outcome_picture(
                     ax.text(event.t, lane - 0.3, caption(event), ha="center", fontsize=7)
             else:
                 ax.axvline(event.t, color="#757575", linestyle=":")
-                ax.text(
-                    event.t, len(results) - 0.45, f"{event.what}\n{event.detail}", ha="center", fontsize=7.5
+                label, box = (
+                    f"{event.what}\n{event.detail}",
+                    {"boxstyle": "round", "fc": "white", "ec": "none"},
                 )
+                ax.text(event.t, len(results) - 0.45, label, ha="center", fontsize=7.5, bbox=box)
     ax.plot([], [], "s", color=COLOURS["fixed"], label=good)
     ax.plot([], [], "s", color=COLOURS["buggy"], label=bad)
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
     ax.set_ylim(-0.7, len(results) + 0.1)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=11, loc="left")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
     return Picture(figure)

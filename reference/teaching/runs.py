@@ -3,15 +3,35 @@
 A thin layer over `reference.scenarios.run_lesson`: the notebook names a lesson and a
 shipped variant, gets the `Result` (verdict, symptom, timeline, details) back, and
 prints one line per result. Nothing here decides a verdict; the scenario does.
+
+Jupyter's kernel runs its cells inside a running asyncio loop, and a scenario that
+starts its own loop (`task-refs`) cannot run there; `outside_event_loop` moves such a
+call to a short-lived worker thread and hands back its result or its exception.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.result import Result
 from reference.variants import SHIPPED, shipped
+
+T = TypeVar("T")
+BOUND = 60.0  # real seconds any one call may take (the notebook's own bound)
+
+
+def outside_event_loop(fn: Callable[[], T]) -> T:
+    """`fn()`, on this thread unless an asyncio loop runs here (Jupyter), else on a worker."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lesson") as pool:
+        return pool.submit(fn).result(timeout=BOUND)
 
 
 def run(lesson: str, variant: str = "buggy", seed: int = 0, repeat: int = 0) -> Result:
@@ -20,7 +40,8 @@ def run(lesson: str, variant: str = "buggy", seed: int = 0, repeat: int = 0) -> 
         raise ValueError(f"unknown lesson {lesson!r}; choose from {', '.join(LESSONS)}")
     if variant not in SHIPPED:
         raise ValueError(f"unknown variant {variant!r}; choose from {', '.join(SHIPPED)}")
-    return run_lesson(LESSONS[lesson], shipped(variant), Options(seed=seed, repeat=repeat))
+    options = Options(seed=seed, repeat=repeat)
+    return outside_event_loop(lambda: run_lesson(LESSONS[lesson], shipped(variant), options))
 
 
 def run_all(lesson: str, variants: Iterable[str] = tuple(SHIPPED), seed: int = 0) -> list[Result]:

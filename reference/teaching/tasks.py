@@ -18,6 +18,7 @@ from reference.scenarios import collectable, task_refs_swallowed
 from reference.scenarios.collectable import Probe, Row
 from reference.scenarios.collectable_probes import HOUR, simple
 from reference.teaching.exercises import Feedback, check_choice
+from reference.teaching.runs import outside_event_loop
 
 
 async def own_queue() -> None:
@@ -42,12 +43,13 @@ EXERCISE_PROBES = {
 
 
 def collectability_table() -> str:
-    return collectable.table()
+    return outside_event_loop(collectable.table)
 
 
 def swallowed(variant: ModuleType) -> str:
     name = variant.__name__.rsplit(".", 1)[-1]
-    return f"{name:>6}: {task_refs_swallowed.demonstrate(variant).symptom}"
+    outcome = outside_event_loop(lambda: task_refs_swallowed.demonstrate(variant))
+    return f"{name:>6}: {outcome.symptom}"
 
 
 def both_forms_swallowed() -> str:
@@ -63,7 +65,7 @@ Two bare tasks, nothing of ours references either. After gc.collect(), which are
 
 
 def _measured() -> dict[str, Row]:
-    return {name: collectable.measure(probe) for name, probe in EXERCISE_PROBES.items()}
+    return outside_event_loop(lambda: {name: collectable.measure(p) for name, p in EXERCISE_PROBES.items()})
 
 
 def check_exercise(answer: object) -> Feedback:
