@@ -1,7 +1,8 @@
 """Each notebook is a jupytext pair, committed clean, with no library code in its cells.
 
 - every `notebooks/NAME.ipynb` has a `NAME.py` twin (percent format) and the other way
-  round, and converting the .ipynb gives the .py byte for byte;
+  round; the .ipynb is exactly what `python -m reference.teaching.twins` renders from the
+  .py (content-derived cell ids), and converting it back gives the .py byte for byte;
 - committed notebooks carry no outputs and no execution counts (CI executes them);
 - code cells import only from the `reference` package and define nothing (no def,
   class or lambda): helpers belong in `reference/teaching/`, where they are tested.
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 jupytext = pytest.importorskip("jupytext", reason="needs the `notebooks` extra (jupytext)")
+
+from reference.teaching.twins import render  # noqa: E402 (after the skip: it needs jupytext)
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IPYNB = sorted(NOTEBOOKS.glob("*.ipynb"))
@@ -26,10 +29,11 @@ def test_there_are_notebooks_and_every_one_has_a_twin():
 
 @pytest.mark.parametrize("path", IPYNB, ids=lambda p: p.name)
 def test_ipynb_is_its_py_twin(path):
-    expected = path.with_suffix(".py").read_text()
-    assert jupytext.writes(jupytext.read(path), fmt="py:percent") == expected, (
-        f"{path.name} and its .py differ: run `.venv/bin/jupytext --to ipynb notebooks/{path.stem}.py`"
+    twin = path.with_suffix(".py")
+    assert path.read_text() == render(twin), (
+        f"{path.name} is not the rendering of {twin.name}: run `.venv/bin/python -m reference.teaching.twins`"
     )
+    assert jupytext.writes(jupytext.read(path), fmt="py:percent") == twin.read_text()
 
 
 @pytest.mark.parametrize("path", IPYNB, ids=lambda p: p.name)
@@ -67,3 +71,15 @@ def test_the_cell_check_catches_library_code():
         "defines a lambda",
     ]
     assert _problems("import reference.buggy\nfrom reference.teaching import runs") == []
+
+
+def test_twins_cli_renders_and_checks(tmp_path, capsys):
+    from reference.teaching import twins
+
+    (tmp_path / "09_demo.py").write_text("# %% [markdown]\n# Hello\n\n# %%\n1 + 1\n\n# %%\n1 + 1\n")
+    assert twins.main(["--check", "--folder", str(tmp_path)]) == 1
+    assert "09_demo.ipynb differs" in capsys.readouterr().err
+    assert twins.main(["--folder", str(tmp_path)]) == 0
+    assert twins.main(["--check", "--folder", str(tmp_path)]) == 0
+    ids = [c.id for c in jupytext.read(tmp_path / "09_demo.ipynb").cells]
+    assert len(set(ids)) == 3 and ids[2] == f"{ids[1]}-2", "equal cells get distinct, stable ids"

@@ -1,0 +1,74 @@
+"""Each notebook's `.ipynb` is generated from its `.py` twin, deterministically.
+
+The `.py` (jupytext percent format) is the source you edit and review; the `.ipynb` is
+what Jupyter opens. `render` turns a `.py` into the exact `.ipynb` text to commit: no
+outputs, and cell ids derived from each cell's content (jupytext would draw random ones,
+so every regeneration would rewrite every id). A test checks that each committed
+`.ipynb` is exactly `render` of its twin.
+
+    python -m reference.teaching.twins           # rewrite notebooks/*.ipynb from the .py files
+    python -m reference.teaching.twins --check   # exit 1 naming each .ipynb that is out of date
+
+Needs the `notebooks` extra (jupytext).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def render(py: Path) -> str:
+    import jupytext  # the `notebooks` extra
+
+    notebook = jupytext.read(py)
+    seen: Counter[str] = Counter()
+    for cell in notebook.cells:
+        digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:8]
+        seen[digest] += 1
+        cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
+    text: str = jupytext.writes(notebook, fmt="ipynb")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def twins(folder: Path = NOTEBOOKS) -> list[Path]:
+    return sorted(folder.glob("[0-9]*.py"))
+
+
+def out_of_date(folder: Path = NOTEBOOKS) -> list[str]:
+    stale = []
+    for py in twins(folder):
+        ipynb = py.with_suffix(".ipynb")
+        if not ipynb.exists() or ipynb.read_text() != render(py):
+            stale.append(ipynb.name)
+    return stale
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.teaching.twins", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--check", action="store_true", help="only report out-of-date .ipynb files")
+    parser.add_argument("--folder", type=Path, default=NOTEBOOKS)
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = out_of_date(args.folder)
+        for name in stale:
+            print(
+                f"{name} differs from render of its .py: run python -m reference.teaching.twins",
+                file=sys.stderr,
+            )
+        return 1 if stale else 0
+    for py in twins(args.folder):
+        py.with_suffix(".ipynb").write_text(render(py))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
