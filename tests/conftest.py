@@ -11,6 +11,8 @@ import time
 import psutil
 import pytest
 
+from reference.dataplane import BACKENDS, backend_status
+
 GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
 
 
@@ -54,3 +56,32 @@ def no_leftovers():
         problems.append(f"sockets left open: {len(left_sockets)}")
     if problems:
         pytest.fail("; ".join(problems), pytrace=False)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pd-reference")
+    group.addoption(
+        "--backend",
+        action="append",
+        choices=BACKENDS,
+        help="KV transfer backend(s) to test (default: all usable)",
+    )
+    group.addoption("--device", default="cpu", help="memory for backend tests: cpu (default) or cuda[:N]")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each KV transfer backend in turn; skipped with its one-line reason when absent."""
+    name = request.param
+    chosen = request.config.getoption("backend")
+    if chosen and name not in chosen:
+        pytest.skip(f"{name}: not selected (--backend {' --backend '.join(chosen)})")
+    status = backend_status(name)
+    if not status.usable:
+        pytest.skip(f"{name}: {status.reason}")
+    return name
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> str:
+    return request.config.getoption("device")

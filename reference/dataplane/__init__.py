@@ -1,0 +1,30 @@
+"""KV data plane: how a prefill rank's KV pages reach a decode rank's buffer.
+
+The control plane (bootstrap server, receivers, status) decides where to send; the
+data plane moves the bytes. Backends: `default` (memcpy on the mock transport, bytes
+over ZMQ on loopback), `mooncake`, `nixl` and `torch`. See `base.py` for the contract
+and `discovery.py` for which are usable here; `python -m reference.dataplane` prints it.
+"""
+
+from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, WriteResult
+from reference.dataplane.discovery import (
+    BACKENDS,
+    BackendStatus,
+    available_backends,
+    backend_status,
+    open_plane,
+)
+from reference.dataplane.memory import KVPages
+
+__all__ = [
+    "BACKENDS",
+    "BackendStatus",
+    "BackendUnavailable",
+    "DataPlane",
+    "KVPages",
+    "Registration",
+    "WriteResult",
+    "available_backends",
+    "backend_status",
+    "open_plane",
+]
