@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from reference.dataplane.errors import BackendUnavailable, TransferFailed
 from reference.dataplane.memory import KVPages, host_pages
 
+__all__ = ["BackendUnavailable", "DataPlane", "Registration", "TransferFailed", "WriteResult"]
+
 DEFAULT_WRITE_TIMEOUT = 5.0  # seconds a write may take before it counts as failed
-
-
-class BackendUnavailable(RuntimeError):
-    """A backend cannot be used here; the message is one line naming what is missing."""
 
 
 @dataclass(frozen=True)
@@ -115,10 +114,6 @@ class DataPlane(ABC):
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-class TransferFailed(RuntimeError):
-    """The backend reported that a write did not complete."""
 
 
 def check_pages(

@@ -16,6 +16,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
+from reference.dataplane.errors import DeviceUnavailable
+
 
 class KVPages(ABC):
     """Pages of one KV buffer, with the few operations transfers and checks need."""
@@ -110,6 +112,25 @@ class TensorPages(KVPages):
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
             self._torch.cuda.synchronize(self.device)
+
+
+def resolve_device(device: str) -> str:
+    """`auto` is CUDA when torch sees a GPU, else CPU; an explicit CUDA device must exist."""
+    if device == "cpu":
+        return device
+    try:
+        import torch  # only for CUDA memory
+    except ImportError:
+        if device == "auto":
+            return "cpu"
+        raise DeviceUnavailable(
+            f"device {device} needs torch (pip install -c constraints.txt '.[torch]')"
+        ) from None
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise DeviceUnavailable(f"device {device} asked for, but torch {torch.__version__} sees no CUDA GPU")
+    return device
 
 
 def host_pages(num_pages: int, page_size: int) -> KVPages:

@@ -16,10 +16,11 @@ connections, and an address it has not registered is rejected by its server
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib import metadata
 from typing import Any
 
 from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages, TensorPages
+from reference.dataplane.memory import KVPages, TensorPages, resolve_device
 
 HOST = "127.0.0.1"
 
@@ -41,10 +42,24 @@ def import_reason(exc: ImportError) -> str:
     return f"mooncake.engine failed to import: {text.splitlines()[0] if text else type(exc).__name__}"
 
 
+def host_only_build() -> bool:
+    try:
+        metadata.version("mooncake-transfer-engine-non-cuda")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 class MooncakePlane(DataPlane):
     name = "mooncake"
 
     def __init__(self, device: str = "cpu") -> None:
+        device = resolve_device(device)
+        if device != "cpu" and host_only_build():
+            raise BackendUnavailable(
+                "mooncake-transfer-engine-non-cuda registers host memory only; "
+                "GPU memory needs the CUDA wheel (mooncake-transfer-engine)"
+            )
         self.device = device
         self._engine = load_engine_class()()
         rc = self._engine.initialize(HOST, "P2PHANDSHAKE", "tcp", "")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages, TensorPages
+from reference.dataplane.memory import KVPages, TensorPages, resolve_device
 
 POLL_S = 0.0005  # between transfer-state checks while a write is in flight
 
@@ -66,6 +66,7 @@ class NixlPlane(DataPlane):
     name = "nixl"
 
     def __init__(self, device: str = "cpu") -> None:
+        device = resolve_device(device)
         api = load_api()
         self.device = device
         self.agent_name = f"rank-{os.getpid()}-{uuid.uuid4().hex[:8]}"

@@ -10,20 +10,8 @@ would be the next step, and are not modelled here.
 
 from __future__ import annotations
 
-from reference.dataplane.base import BackendUnavailable
-from reference.dataplane.memory import KVPages, TensorPages
+from reference.dataplane.memory import KVPages, TensorPages, resolve_device
 from reference.dataplane.zmq_plane import ZmqPlane
-
-
-def resolve_device(device: str) -> str:
-    """`auto` is CUDA when torch sees a GPU, else CPU; an explicit CUDA device must exist."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise BackendUnavailable(f"device {device} asked for, but torch {torch.__version__} sees no CUDA GPU")
-    return device
 
 
 class TorchPlane(ZmqPlane):
