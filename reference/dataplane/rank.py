@@ -8,12 +8,14 @@ on stdout, Mooncake's on stderr) goes to stderr, so it can never corrupt an answ
 The rank exits on `quit` or when its stdin closes, so it cannot outlive its parent.
 
 Requests: `allocate {num_pages, page_size}`, `register`, `deregister`, `fill {seed}`,
-`checksum {pages?}`, `write {target, src_pages, dst_pages, timeout}`, `quit`.
+`checksum {pages?}`, `read {first, count}` and `store {first, data}` (base64 page bytes),
+`write {target, src_pages, dst_pages, timeout}`, `quit`.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -60,6 +62,13 @@ class Rank:
 
     def op_checksum(self, pages: list[int] | None = None) -> dict[str, Any]:
         return {"checksum": self._pages().checksum(pages)}
+
+    def op_read(self, first: int, count: int) -> dict[str, Any]:
+        return {"data": base64.b64encode(self._pages().read(first, count)).decode()}
+
+    def op_store(self, first: int, data: str) -> dict[str, Any]:
+        self._pages().write(first, base64.b64decode(data))
+        return {}
 
     def op_write(
         self, target: dict, src_pages: list[int], dst_pages: list[int], timeout: float

@@ -8,6 +8,7 @@ a hung transfer engine turns into a failed test or an `unknown` verdict, never a
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import select
@@ -90,6 +91,12 @@ class RankProcess:
 
     def checksum(self, pages: list[int] | None = None) -> str:
         return self.call("checksum", pages=pages)["checksum"]
+
+    def read(self, first: int, count: int = 1) -> bytes:
+        return base64.b64decode(self.call("read", first=first, count=count)["data"])
+
+    def store(self, first: int, data: bytes) -> None:
+        self.call("store", first=first, data=base64.b64encode(data).decode())
 
     def write(
         self, target: Registration, src_pages: list[int], dst_pages: list[int], timeout: float = 5.0
