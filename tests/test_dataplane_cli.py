@@ -49,3 +49,11 @@ def test_the_backend_shows_in_json_and_table_only_when_asked_for(kv_lesson):
         assert "loopback+torch" in format_table([real])
     else:
         assert real.symptom.startswith("backend torch unavailable: ")
+
+
+def test_a_real_backend_needs_the_loopback_transport(kv_lesson):
+    result = run_lesson(kv_lesson, shipped("fixed"), Options(transport="mock", backend="nixl"))
+    assert (result.verdict, result.symptom) == (
+        "unknown",
+        "backend nixl moves bytes between processes: use --transport loopback",
+    )

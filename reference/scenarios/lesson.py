@@ -86,6 +86,8 @@ def _backend_unusable(lesson: Lesson, options: Options) -> str:
         return ""
     if options.backend not in lesson.backends:
         return f"this lesson moves no KV bytes over backend {options.backend}"
+    if options.transport == "mock":
+        return f"backend {options.backend} moves bytes between processes: use --transport loopback"
     from reference.dataplane import discovery  # optional backends are probed only when asked
 
     status = discovery.backend_status(options.backend)
