@@ -15,6 +15,7 @@ connections, and an address it has not registered is rejected by its server
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
@@ -26,6 +27,8 @@ HOST = "127.0.0.1"
 
 
 def load_engine_class() -> Any:
+    # Mooncake logs every INFO line to stderr; keep errors only unless the user asks otherwise.
+    os.environ.setdefault("MC_LOG_LEVEL", "ERROR")
     try:
         from mooncake.engine import TransferEngine
     except ImportError as exc:
