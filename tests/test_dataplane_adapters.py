@@ -47,3 +47,12 @@ def test_rank_memory_rejects_pointers_outside_its_pages():
             memory.read(memory.page_ptr(0, 2), ITEM)
         with pytest.raises(ValueError, match="region 1 outside"):
             memory.region_ptr(1)
+
+
+def test_register_frames_carry_the_backend_registration_only_when_there_is_one():
+    from reference import wire
+
+    plain = wire.Registration("s", "127.0.0.1:1", 0, ITEM)
+    over = wire.Registration("s", "127.0.0.1:1", 1 << 40, ITEM, plane='{"backend": "nixl"}')
+    assert len(plain.frames()) == 5 and len(over.frames()) == 6
+    assert wire.decode(plain.frames()) == plain and wire.decode(over.frames()) == over
