@@ -3,8 +3,9 @@
 # device machine lent to a task; nothing here needs the network). Runs, each under a
 # time bound: the environment report, backend discovery, the backend tests with CUDA
 # memory (torch CUDA tensors; Mooncake and NIXL registering VRAM where their builds
-# can), the same tests on host memory as a control, `stale-bootstrap` over each backend
-# once the CLI has --backend, and the recovery benchmark once it exists.
+# can), the same tests on host memory as a control, lesson `stale-bootstrap` over each
+# backend with its KV buffers on the GPU (REFERENCE_KV_DEVICE=cuda) and on host memory,
+# and the recovery benchmark once it exists.
 # Results go to $1 (default: ${OUT:-.}/gpu-check.txt). Exit 1 when a check that could
 # run failed; checks that cannot run here are listed as skipped with the reason.
 set -uo pipefail
@@ -24,6 +25,7 @@ check() {  # check NAME SECONDS COMMAND...: run bounded, record status, time and
   rc=$?
   case $rc in
     0) status=pass ;;
+    2) status="UNKNOWN (exit 2: a verdict could not be decided)"; failed=1 ;;
     124) status="FAIL (timed out after ${limit}s)"; failed=1 ;;
     *) status="FAIL (exit $rc)"; failed=1 ;;
   esac
@@ -47,10 +49,19 @@ else
 fi
 
 if "$py" -m reference --help 2>/dev/null | grep -q -- '--backend'; then
-  for backend in default mooncake nixl torch; do
-    check "stale-bootstrap over $backend" 300 \
+  # The lesson's prefill and decode ranks put their KV buffers on the GPU.
+  for backend in mooncake nixl torch; do  # default moves host bytes only
+    if [ "$backend" = mooncake ] && "$py" -c 'import sys
+from reference.dataplane.mooncake_plane import host_only_build
+sys.exit(0 if host_only_build() else 1)' 2>/dev/null; then
+      skip "stale-bootstrap over mooncake, CUDA memory" "mooncake-transfer-engine-non-cuda is installed (host memory only)"
+      continue
+    fi
+    check "stale-bootstrap over $backend, CUDA memory" 300 env REFERENCE_KV_DEVICE=cuda \
       "$py" -m reference --json --transport loopback --lesson stale-bootstrap --backend "$backend"
   done
+  check "stale-bootstrap over backends, host memory" 600 \
+    "$py" -m pytest tests/test_stale_bootstrap_backends.py -q -rs
 else
   skip "stale-bootstrap over backends" "this CLI has no --backend yet"
 fi

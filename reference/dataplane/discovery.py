@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -18,6 +19,16 @@ from reference.dataplane.base import BackendUnavailable, DataPlane
 
 BACKENDS = ("default", "mooncake", "nixl", "torch")
 TRANSPORTS = ("mock", "loopback")
+DEVICE_ENV = "REFERENCE_KV_DEVICE"  # memory for KV buffers when no device is given: cpu, cuda, auto
+
+
+def default_device() -> str:
+    """Where KV buffers live unless a caller says: `$REFERENCE_KV_DEVICE`, else host memory.
+
+    The scenarios never pass a device, so this is how `ci/gpu-check.sh` runs a lesson's
+    prefill and decode ranks on GPU memory without a flag on every layer in between.
+    """
+    return os.environ.get(DEVICE_ENV) or "cpu"
 
 
 @dataclass(frozen=True)
@@ -103,8 +114,9 @@ def available_backends() -> dict[str, BackendStatus]:
     return {name: backend_status(name) for name in BACKENDS}
 
 
-def open_plane(name: str, *, transport: str = "loopback", device: str = "cpu") -> DataPlane:
+def open_plane(name: str, *, transport: str = "loopback", device: str | None = None) -> DataPlane:
     """A plane of backend `name`; raises `BackendUnavailable` with the one-line reason."""
+    device = device or default_device()
     status = backend_status(name)
     if not status.usable:
         raise BackendUnavailable(status.reason)

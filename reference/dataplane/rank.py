@@ -95,7 +95,9 @@ def serve(plane: DataPlane, requests: TextIO, answers: TextIO) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m reference.dataplane.rank")
     parser.add_argument("--backend", choices=BACKENDS, required=True)
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--device", default=None, help="cpu, cuda[:N] or auto (default: $REFERENCE_KV_DEVICE or cpu)"
+    )
     args = parser.parse_args()
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # library chatter goes to stderr

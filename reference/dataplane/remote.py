@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reference.dataplane.base import BackendUnavailable, Registration, WriteResult
+from reference.dataplane.discovery import default_device
 
 STARTUP_TIMEOUT = 60.0  # seconds: importing a backend on a busy 2-core machine can take a while
 CALL_TIMEOUT = 30.0
@@ -31,8 +32,11 @@ class RankError(RuntimeError):
 
 
 class RankProcess:
-    def __init__(self, backend: str, device: str = "cpu", startup_timeout: float = STARTUP_TIMEOUT) -> None:
+    def __init__(
+        self, backend: str, device: str | None = None, startup_timeout: float = STARTUP_TIMEOUT
+    ) -> None:
         self.backend = backend
+        device = device or default_device()
         self._log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 (closed by close())
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([PACKAGE_ROOT, os.environ.get("PYTHONPATH", "")])}
         self._proc = subprocess.Popen(
