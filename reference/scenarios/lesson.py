@@ -40,6 +40,7 @@ class Lesson:
     body: Body
     transports: tuple[str, ...] = ("mock",)
     stress: Body | None = None
+    notes: Callable[[], str] | None = None  # extra text the CLI prints when the lesson is asked for
     backends: tuple[str, ...] = ("default",)  # KV data planes it can move its bytes over
 
 
