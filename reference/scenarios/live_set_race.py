@@ -138,7 +138,7 @@ LESSON = Lesson(
     id="live-set-race",
     title="Iterating a live set outside its lock kills the heartbeat",
     upstream="PR #36351 (0.5.19)",
-    needs=("KVManager",),
+    needs=("KVManager", "KVManager._handle_node_failure"),
     body=observe,
     stress=stress,
 )
