@@ -122,4 +122,4 @@ def missing_members(module: ModuleType, components: tuple[str, ...]) -> list[str
         protocol = PROTOCOLS.get(component)
         members = protocol_members(protocol) if protocol is not None else ()
         missing += [f"{component}.{name}" for name in members if not hasattr(cls, name)]
-    return missing
+    return list(dict.fromkeys(missing))  # a member named twice is reported once

@@ -54,3 +54,13 @@ def no_leftovers():
         problems.append(f"sockets left open: {len(left_sockets)}")
     if problems:
         pytest.fail("; ".join(problems), pytrace=False)
+
+
+# `pytest --impl MODULE` (tests/impl_option.py): hooks and the `impl_variant` fixture.
+from impl_option import (  # noqa: E402, F401
+    impl_variant,
+    pytest_addoption,
+    pytest_collection_modifyitems,
+    pytest_configure,
+    pytest_report_header,
+)

@@ -93,6 +93,9 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         except (UpstreamError, NoStandIn) as exc:
             unavailable[component] = f"{source.label}: {exc}"
             continue
+        except Exception as exc:  # e.g. a version whose module lacks the upstream class
+            unavailable[component] = f"{source.label}: no {component} adapter: {type(exc).__name__}: {exc}"
+            continue
         setattr(module, component, cls)
         unavailable.pop(component, None)
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})

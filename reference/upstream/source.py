@@ -20,7 +20,8 @@ DISAGG = "sglang/srt/disaggregation"
 # Layouts under PATH that hold the `sglang` package: PATH itself is the parent of
 # `sglang/` (site-packages), a source checkout (`python/sglang`), or the package.
 _PARENTS = (".", "python")
-_VERSION = re.compile(r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+# `__version__ = version = '0.5.18'` (setuptools-scm / vcs-versioning `_version.py`)
+_VERSION = re.compile(r"""^(?:__version__|version)\b[^\n'"]*=\s*['"]([^'"]+)['"]""", re.M)
 
 
 @dataclass

@@ -1,0 +1,56 @@
+"""`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
+
+With `--impl`, the session runs only `tests/test_impl.py` (one test per lesson, against
+MODULE) and deselects the rest of the suite, whose tests are about the shipped
+variants. Without it, the same tests run against `reference.fixed`, which keeps the
+path exercised. A module that cannot be imported stops the session with one line.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference.variants import Variant, VariantError, load_impl
+
+DEFAULT = "reference.fixed"
+IMPL_TESTS = "test_impl.py"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--impl",
+        metavar="MODULE",
+        default=None,
+        help="run every lesson against this variant module (dotted name or path), expected ok",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    name = config.getoption("--impl") or DEFAULT
+    try:
+        config.stash[_VARIANT] = load_impl(name)
+    except VariantError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    name = config.getoption("--impl")
+    return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--impl"):
+        return
+    keep = [item for item in items if item.path.name == IMPL_TESTS]
+    dropped = [item for item in items if item.path.name != IMPL_TESTS]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+@pytest.fixture
+def impl_variant(request: pytest.FixtureRequest) -> Variant:
+    return request.config.stash[_VARIANT]
+
+
+_VARIANT = pytest.StashKey[Variant]()
