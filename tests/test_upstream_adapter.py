@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 from upstream_wheels import wheel
 
+from reference.clock import VirtualClock
+from reference.config import ManagerConfig
 from reference.scenarios import LESSONS, Options, run_lesson
+from reference.status import KVPoll
+from reference.transport.mock import MockNetwork
 from reference.upstream import expectations, load_sglang
 from reference.upstream.errors import UpstreamError
 from reference.upstream.source import open_source
@@ -116,3 +120,33 @@ def test_cli_bad_sglang_path_is_one_line():
     )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr == "python -m reference: error: --sglang /no/such/sglang: no such file or directory\n"
+
+
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.19"])
+def test_adapter_heartbeat_drives_upstream_node_failure(version):
+    """The adapter's heartbeat loop, on the virtual clock, calls upstream's
+    `_handle_node_failure` after `max_failures` misses; upstream spares Success rooms,
+    drops the prefill's pool entries and writes its own failure reason."""
+    addr, net, clock = "10.0.0.9:8998", MockNetwork(), VirtualClock()
+    manager = load_sglang(str(wheel(version))).module.KVManager(
+        net, ManagerConfig(heartbeat_interval=2.0, heartbeat_max_failures=3), clock
+    )
+    net.add_prefill(addr)
+    manager.add_prefill(addr)
+    manager.connection_pool[f"{addr}_0_0_0"] = [{"rank_ip": "127.0.0.1", "rank_port": 5001}]
+    for room in (1, 2):
+        manager.track_room(addr, room)
+    manager.update_status(2, KVPoll.Success)
+    manager.start_heartbeat()
+    try:
+        clock.wait_for_sleepers(1)
+        net.kill(addr)
+        clock.advance(4.0)
+        assert manager.check_status(1) == KVPoll.Bootstrapping, "two misses are not yet a failure"
+        clock.advance(2.0)
+        assert manager.request_status == {1: KVPoll.Failed, 2: KVPoll.Success}
+        assert manager.connection_pool == {} and addr not in manager.addr_to_rooms_tracker
+        assert manager.failure_records[1].startswith("Lost connection with prefill instance")
+        assert manager.heartbeat_alive
+    finally:
+        manager.close()
