@@ -60,7 +60,7 @@ def no_leftovers():
 from impl_option import (  # noqa: E402, F401
     impl_variant,
     pytest_addoption,
-    pytest_collection_modifyitems,
     pytest_configure,
+    pytest_ignore_collect,
     pytest_report_header,
 )

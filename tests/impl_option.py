@@ -1,12 +1,14 @@
 """`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
 
-With `--impl`, the session runs only `tests/test_impl.py` (one test per lesson, against
-MODULE) and deselects the rest of the suite, whose tests are about the shipped
-variants. Without it, the same tests run against `reference.fixed`, which keeps the
+With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
+against MODULE) and skips collecting the rest of the suite, whose tests are about the
+shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
 path exercised. A module that cannot be imported stops the session with one line.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -38,14 +40,11 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not config.getoption("--impl"):
-        return
-    keep = [item for item in items if item.path.name == IMPL_TESTS]
-    dropped = [item for item in items if item.path.name != IMPL_TESTS]
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = keep
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With `--impl`, every test module but ours is left uncollected (None: no opinion)."""
+    if not config.getoption("--impl") or collection_path.is_dir():
+        return None
+    return collection_path.name.startswith("test_") and collection_path.name != IMPL_TESTS or None
 
 
 @pytest.fixture

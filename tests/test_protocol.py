@@ -17,6 +17,10 @@ from reference.variants import VariantError, load_impl
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL_MANAGER = "from reference.common.manager import ManagerBase\n"
+# Lessons a module with only a KVManager can run (others stop at "variant lacks ...").
+MANAGER_LESSONS = [
+    lesson for lesson in LESSONS.values() if {n.split(".")[0] for n in lesson.needs} == {"KVManager"}
+]
 
 
 @pytest.fixture
@@ -69,7 +73,7 @@ def test_a_raising_method_is_unknown_with_the_reason(impl, raised, symptom):
         f"class KVManager(ManagerBase):\n    def update_status(self, room, status):\n        raise {raised}"
     )
     variant = load_impl(impl(FULL_MANAGER + source))
-    for lesson in LESSONS.values():
+    for lesson in MANAGER_LESSONS:
         result = run_lesson(lesson, variant, Options())
         assert (result.verdict, result.symptom) == ("unknown", symptom)
 
@@ -108,7 +112,7 @@ def test_cli_impl_by_path_and_by_name():
 def test_pytest_impl_runs_every_lesson_against_the_module():
     buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy")
     assert buggy.returncode == 1
-    assert f"{len(LESSONS)} failed" in buggy.stdout and "deselected" in buggy.stdout
+    assert f"{len(LESSONS)} failed in" in buggy.stdout  # only the lesson checks were collected
     assert "failed-resurrect on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
