@@ -44,7 +44,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """With `--impl`, every test module but ours is left uncollected (None: no opinion)."""
     if not config.getoption("--impl") or collection_path.is_dir():
         return None
-    return collection_path.name.startswith("test_") and collection_path.name != IMPL_TESTS or None
+    name = collection_path.name
+    if name.startswith("test_") and name != IMPL_TESTS:
+        return True
+    return None
 
 
 @pytest.fixture
