@@ -99,4 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=2))
     else:
         print(format_table(results))
+        for lesson in [LESSONS[i] for i in dict.fromkeys(args.lesson or ())]:
+            if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
+                print(f"\n{lesson.notes()}")
     return exit_code(results)

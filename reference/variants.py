@@ -17,14 +17,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from reference.protocol import missing_members
 
-if TYPE_CHECKING:  # at run time this would import the scenarios, which import us
-    from reference.scenarios.result import Verdict
+Expected = Literal["bug", "ok"]
 
-SHIPPED: dict[str, tuple[str, Verdict]] = {
+SHIPPED: dict[str, tuple[str, Expected]] = {
     "buggy": ("reference.buggy", "bug"),
     "fixed": ("reference.fixed", "ok"),
 }
@@ -38,12 +37,12 @@ class VariantError(Exception):
 class Variant:
     name: str
     module: ModuleType
-    expected: Verdict
+    expected: Expected
     # Per-lesson expectations that differ from `expected` (an upstream version that
     # has some fixes and not others).
-    expectations: Mapping[str, Verdict] = field(default_factory=dict)
+    expectations: Mapping[str, Expected] = field(default_factory=dict)
 
-    def expected_for(self, lesson_id: str) -> Verdict:
+    def expected_for(self, lesson_id: str) -> Expected:
         return self.expectations.get(lesson_id, self.expected)
 
     def missing(self, names: tuple[str, ...]) -> list[str]:

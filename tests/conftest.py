@@ -1,15 +1,21 @@
 """Shared fixtures. `no_leftovers` is autouse: a test that leaves a thread, a child
-process or a socket behind fails, naming what it left."""
+process or a socket behind fails, naming what it left. `no_leaked_tasks` is added to
+every `async def` test: one that ends with tasks still pending on its loop fails (the
+runner would otherwise cancel them quietly when it closes the loop)."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import inspect
 import os
 import threading
 import time
 
 import psutil
 import pytest
+
+from reference.aioloop import pending_tasks
 
 GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
 
@@ -54,6 +60,25 @@ def no_leftovers():
         problems.append(f"sockets left open: {len(left_sockets)}")
     if problems:
         pytest.fail("; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+async def no_leaked_tasks():
+    """Fail an async test that ends with tasks still pending on its event loop."""
+    yield
+    leaked = pending_tasks(asyncio.get_running_loop(), exclude=asyncio.current_task())
+    if leaked:
+        pytest.fail(f"tasks left pending: {leaked}", pytrace=False)
+
+
+def pytest_collection_modifyitems(items):
+    """Give every coroutine test `no_leaked_tasks`, set up first so it checks last."""
+    for item in items:
+        if (
+            inspect.iscoroutinefunction(getattr(item, "obj", None))
+            and "no_leaked_tasks" not in item.fixturenames
+        ):
+            item.fixturenames.insert(0, "no_leaked_tasks")
 
 
 # `pytest --impl MODULE` (tests/impl_option.py): hooks and the `impl_variant` fixture.

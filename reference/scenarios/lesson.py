@@ -39,6 +39,7 @@ class Lesson:
     body: Body
     transports: tuple[str, ...] = ("mock",)
     stress: Body | None = None
+    notes: Callable[[], str] | None = None  # extra text the CLI prints when the lesson is asked for
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:

@@ -28,12 +28,11 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.scenarios.result import Verdict
 from reference.upstream.errors import NoStandIn, UpstreamError
 from reference.upstream.loader import load_files
 from reference.upstream.manager import manager_class
 from reference.upstream.source import UpstreamSource, open_source
-from reference.variants import Variant
+from reference.variants import Expected, Variant
 
 BASE, COMMON = "srt/disaggregation/base/conn.py", "srt/disaggregation/common/conn.py"
 
@@ -104,7 +103,7 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     return module
 
 
-def expectations(version: str | None) -> dict[str, Verdict]:
+def expectations(version: str | None) -> dict[str, Expected]:
     """lesson -> expected verdict for an upstream version (None: a recent checkout)."""
     if version is None:
         return dict.fromkeys(FIRST_FIXED, "ok")
@@ -112,7 +111,7 @@ def expectations(version: str | None) -> dict[str, Verdict]:
     return {lesson: _verdict(have >= _release(first)) for lesson, first in FIRST_FIXED.items()}
 
 
-def _verdict(fixed: bool) -> Verdict:
+def _verdict(fixed: bool) -> Expected:
     return "ok" if fixed else "bug"
 
 
