@@ -6,6 +6,9 @@ Each `EXERCISE(<lesson>)` comment marks where the upstream bug is; the lesson's
 symptom tells you whether your fix holds. The answers are in reference/fixed/.
 """
 
+from .bootstrap_server import BootstrapServer
+from .dispatcher import DPDispatcher
 from .manager import KVManager
+from .receiver import KVReceiver
 
-__all__ = ["KVManager"]
+__all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
