@@ -14,9 +14,10 @@ that lacks one gets `unknown` with the AttributeError the scenario hit.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from types import ModuleType
-from typing import Protocol
+from typing import Any, Protocol
 
 from reference.clock import Clock
 from reference.config import ManagerConfig
@@ -86,9 +87,88 @@ class KVManagerProtocol(Protocol):
         ...
 
 
-# Component name -> its protocol. Components that land later add their entry here.
+class KVReceiverProtocol(Protocol):
+    """One request's decode-side receiver (upstream `CommonKVReceiver` plus mooncake's
+    send path), used by `stale-bootstrap`. That lesson also calls two more manager
+    methods, `try_ensure_parallel_info(addr) -> bool` and `listen(memory)` (bind the
+    decode inbox, register KV memory), and reads `heartbeat_rounds`/`heartbeat_failures`.
+    """
+
+    bootstrap_infos: list[dict] | None  # the prefill ranks this request used
+
+    def __init__(self, mgr: Any, bootstrap_addr: str, bootstrap_room: int) -> None: ...
+
+    def init(self, prefill_dp_rank: int = 0) -> None:
+        """Find the prefill ranks (cache or `GET /route`), register KV memory: WaitingForInput."""
+        ...
+
+    def send_metadata(self, kv_indices: list[int]) -> None: ...
+
+    def poll(self) -> KVPoll:
+        """Latch Success/Failed; fire the waiting timeout on the manager's clock."""
+        ...
+
+    def clear(self) -> None: ...
+
+
+class BootstrapServerProtocol(Protocol):
+    """The prefill's bootstrap server (upstream `CommonKVBootstrapServer`), used by `task-refs`.
+
+    Constructed as `BootstrapServer(host, port, *, cleanup_interval, entry_ttl, now,
+    cleanup_ticks, loop, listen)`; `table` is its route table (`handle(method, path,
+    query, body)`, `room_to_dp_rank`); `cleanup_rounds` counts cleanup passes.
+    """
+
+    table: Any
+    cleanup_rounds: int
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, **options: Any) -> None: ...
+
+    def start(self) -> BootstrapServerProtocol:
+        """Run the server's loop on its own thread; return once it serves."""
+        ...
+
+    @property
+    def address(self) -> str: ...
+
+    def close(self, timeout: float = 2.0) -> None: ...
+
+
+class DPDispatcherProtocol(Protocol):
+    """The multimodal encoder's DP dispatcher (upstream `DPDispatcher`), used by `task-refs`.
+
+    Constructed as `DPDispatcher(workers, config)` with a `WorkerPool` and a
+    `DispatcherConfig`; `start()` launches the three background loops on the running loop.
+    """
+
+    req_id_to_rank: dict[str, int]
+
+    def __init__(self, workers: Any, config: Any = None) -> None: ...
+
+    def start(self) -> None: ...
+
+    async def dispatch(self, payload: str, req_id: str | None = None) -> Any: ...
+
+    @property
+    def dead_ranks(self) -> frozenset[int]: ...
+
+    def all_ranks_alive(self) -> bool: ...
+
+    def mappings_to(self, rank: int) -> int: ...
+
+    def loop_tasks(self) -> dict[str, asyncio.Task]:
+        """The background loops still alive, by coroutine name."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+# Component name -> its protocol.
 PROTOCOLS: dict[str, type] = {
     "KVManager": KVManagerProtocol,
+    "KVReceiver": KVReceiverProtocol,
+    "BootstrapServer": BootstrapServerProtocol,
+    "DPDispatcher": DPDispatcherProtocol,
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import reference.buggy
 import reference.fixed
-from reference.protocol import KVManagerProtocol, missing_members, protocol_members
+from reference.protocol import PROTOCOLS, KVManagerProtocol, missing_members, protocol_members
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.variants import VariantError, load_impl
 
@@ -49,8 +49,9 @@ def test_protocol_members_are_what_the_scenarios_call():
 
 
 @pytest.mark.parametrize("module", [reference.buggy, reference.fixed])
-def test_shipped_variants_follow_the_protocol(module):
-    assert missing_members(module, ("KVManager",)) == []
+def test_shipped_variants_follow_every_protocol(module):
+    assert missing_members(module, tuple(PROTOCOLS)) == []
+    assert missing_members(module, tuple(need for lesson in LESSONS.values() for need in lesson.needs)) == []
 
 
 def test_a_missing_method_is_named(impl):

@@ -124,7 +124,7 @@ LESSON = Lesson(
     id="stale-bootstrap",
     title="A restarted prefill's new ports are never re-fetched",
     upstream="PR #36029 (0.5.19)",
-    needs=("KVManager", "KVReceiver"),
+    needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
     transports=("mock", "loopback"),
 )
