@@ -71,3 +71,13 @@ def test_0_5_18_race_fires_without_hooks_under_stress():
 def test_0_5_19_fails_every_room_and_keeps_watching():
     result = run_lesson(LESSONS["live-set-race"], load_sglang(str(wheel("0.5.19"))), Options())
     assert result.details == {"first_failed": 3, "heartbeat_alive": True, "later_failed": 2}
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(("version", "verdict"), [("0.5.18", "bug"), ("0.5.19", "ok")])
+def test_live_set_race_on_loopback(version, verdict):
+    """Real prefill processes, the heartbeat probing their real /health over HTTP."""
+    result = run_lesson(
+        LESSONS["live-set-race"], load_sglang(str(wheel(version))), Options(transport="loopback")
+    )
+    assert result.verdict == verdict, result.symptom
