@@ -46,7 +46,8 @@ FIRST_FIXED = {
 
 # component -> why the adapter cannot drive it yet (until its adapter lands).
 NOT_YET: dict[str, str] = {
-    "KVReceiver": "the upstream adapter does not drive CommonKVReceiver yet",
+    "KVReceiver": "the upstream adapter does not drive CommonKVReceiver yet (the stale-bootstrap "
+    "fix spans common/conn.py and the mooncake backend's send_metadata and _register_kv_args)",
     "BootstrapServer": "the upstream adapter does not drive CommonKVBootstrapServer yet",
     "DPDispatcher": "the upstream adapter does not drive DPDispatcher yet",
 }
