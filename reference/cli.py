@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from reference.dataplane.discovery import BACKENDS
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.result import Result
 from reference.upstream import load_sglang
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
+    parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
@@ -65,12 +67,16 @@ def exit_code(results: Sequence[Result]) -> int:
     return 0 if all(r.as_expected for r in results) else 1
 
 
+def _transport(result: Result) -> str:
+    return f"{result.transport}+{result.backend}" if result.backend else result.transport
+
+
 def format_table(results: Sequence[Result]) -> str:
     rows = [("lesson", "variant", "transport", "verdict", "expected", "time", "symptom")]
     for r in results:
         mark = "" if r.as_expected else " !"
         rows.append(
-            (r.lesson, r.variant, r.transport, r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
+            (r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
         )
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     return "\n".join(
@@ -86,13 +92,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
-    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat)
+    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat, backend=args.backend)
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
-    lessons = [x for x in lessons if args.transport in x.transports]
+    for lesson in [x for x in lessons if args.backend not in x.backends]:
+        print(f"skipped {lesson.id}: moves no KV bytes over backend {args.backend}", file=sys.stderr)
+    lessons = [x for x in lessons if args.transport in x.transports and args.backend in x.backends]
     if not lessons:
-        print(f"python -m reference: error: no selected lesson runs on {args.transport}", file=sys.stderr)
+        where = (
+            args.transport if args.backend == "default" else f"{args.transport} with backend {args.backend}"
+        )
+        print(f"python -m reference: error: no selected lesson runs on {where}", file=sys.stderr)
         return 2
     results = [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
     if args.json:

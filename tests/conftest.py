@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from reference.aioloop import pending_tasks
+from reference.dataplane import BACKENDS, backend_status
 
 GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
 
@@ -81,11 +82,41 @@ def pytest_collection_modifyitems(items):
             item.fixturenames.insert(0, "no_leaked_tasks")
 
 
-# `pytest --impl MODULE` (tests/impl_option.py): hooks and the `impl_variant` fixture.
+# `pytest --impl MODULE` (tests/impl_option.py): its option, hooks and `impl_variant`.
 from impl_option import (  # noqa: E402, F401
+    add_impl_option,
     impl_variant,
-    pytest_addoption,
     pytest_configure,
     pytest_ignore_collect,
     pytest_report_header,
 )
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pd-reference")
+    group.addoption(
+        "--backend",
+        action="append",
+        choices=BACKENDS,
+        help="KV transfer backend(s) to test (default: all usable)",
+    )
+    group.addoption("--device", default="cpu", help="memory for backend tests: cpu (default) or cuda[:N]")
+    add_impl_option(parser)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each KV transfer backend in turn; skipped with its one-line reason when absent."""
+    name = request.param
+    chosen = request.config.getoption("backend")
+    if chosen and name not in chosen:
+        pytest.skip(f"{name}: not selected (--backend {' --backend '.join(chosen)})")
+    status = backend_status(name)
+    if not status.usable:
+        pytest.skip(f"{name}: {status.reason}")
+    return name
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest) -> str:
+    return request.config.getoption("device")

@@ -18,7 +18,8 @@ DEFAULT = "reference.fixed"
 IMPL_TESTS = "test_impl.py"
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def add_impl_option(parser: pytest.Parser) -> None:
+    """Called from conftest's `pytest_addoption` (one per conftest, so it chains)."""
     parser.addoption(
         "--impl",
         metavar="MODULE",

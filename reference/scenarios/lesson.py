@@ -25,6 +25,7 @@ class Options:
     transport: str = "mock"
     seed: int = 0
     repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
+    backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
 
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -40,6 +41,7 @@ class Lesson:
     transports: tuple[str, ...] = ("mock",)
     stress: Body | None = None
     notes: Callable[[], str] | None = None  # extra text the CLI prints when the lesson is asked for
+    backends: tuple[str, ...] = ("default",)  # KV data planes it can move its bytes over
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
@@ -49,6 +51,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         lesson=lesson.id,
         variant=variant.name,
         transport=options.transport,
+        backend="" if options.backend == "default" else options.backend,
         verdict=observation.verdict,
         expected=variant.expected_for(lesson.id),
         symptom=observation.symptom,
@@ -64,6 +67,9 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
         return Observation("unknown", reason)
     if options.transport not in lesson.transports:
         return Observation("unknown", f"no {options.transport} scenario for this lesson")
+    unusable = _backend_unusable(lesson, options)
+    if unusable:
+        return Observation("unknown", unusable)
     try:
         observation = lesson.body(variant.module, options)
         if options.repeat > 0 and lesson.stress is not None:
@@ -78,6 +84,20 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def _backend_unusable(lesson: Lesson, options: Options) -> str:
+    """Why the lesson cannot run over the asked-for KV backend here ("" when it can)."""
+    if options.backend == "default":
+        return ""
+    if options.backend not in lesson.backends:
+        return f"this lesson moves no KV bytes over backend {options.backend}"
+    if options.transport == "mock":
+        return f"backend {options.backend} moves bytes between processes: use --transport loopback"
+    from reference.dataplane import discovery  # optional backends are probed only when asked
+
+    status = discovery.backend_status(options.backend)
+    return "" if status.usable else f"backend {options.backend} unavailable: {status.reason}"
 
 
 def _with_stress(verdict: Observation, stress: Observation) -> Observation:
