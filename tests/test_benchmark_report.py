@@ -1,0 +1,142 @@
+"""The benchmark report logic, on synthetic numbers: pairing, ratios, targets, validation.
+
+No timing happens here (timed checks belong in `python -m benchmarks`, never in unit
+tests): these tests feed made-up pytest-benchmark output and results to the functions
+that turn them into ratios, target verdicts and the smoke run's well-formedness check.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import overhead, plots, targets, validate
+from benchmarks.cli import main
+from benchmarks.modes import SMOKE
+
+
+def _bench(case: str, variant: str, median_s: float, ops: int, **extra) -> dict:
+    stats = {"median": median_s, "min": median_s * 0.9, "iqr": median_s * 0.1, "rounds": 5}
+    return {"stats": stats, "extra_info": {"case": case, "variant": variant, "ops_per_round": ops, **extra}}
+
+
+def test_pairs_divide_by_batch_and_take_fixed_over_buggy() -> None:
+    raw = {"benchmarks": [_bench("c", "buggy", 200e-6, 1000), _bench("c", "fixed", 300e-6, 1000)]}
+    (p,) = overhead.pairs_from_raw(raw)
+    assert p["buggy"]["ns_per_op"] == pytest.approx(200)
+    assert p["fixed"]["ns_per_op"] == pytest.approx(300)
+    assert p["ratio"] == pytest.approx(1.5)
+    assert p["added_ns"] == pytest.approx(100)
+
+
+def test_lock_hold_becomes_its_own_pair_and_threads_give_ops_per_second() -> None:
+    raw = {
+        "benchmarks": [
+            _bench("f", "buggy", 1e-3, 1, lock_hold_ns_median=100.0),
+            _bench("f", "fixed", 1e-3, 1, lock_hold_ns_median=400.0),
+            _bench("t", "buggy", 1e-3, 1000, threads=2),
+            _bench("t", "fixed", 2e-3, 1000, threads=2),
+        ]
+    }
+    pairs = {p["case"]: p for p in overhead.pairs_from_raw(raw)}
+    assert pairs["f (connection_lock held)"]["ratio"] == pytest.approx(4.0)
+    assert pairs["t"]["buggy"]["ops_per_s"] == pytest.approx(1e6)
+    assert pairs["t"]["fixed"]["ops_per_s"] == pytest.approx(5e5)
+
+
+def test_a_case_without_its_twin_is_an_error() -> None:
+    with pytest.raises(ValueError, match="lacks a variant"):
+        overhead.pairs_from_raw({"benchmarks": [_bench("c", "buggy", 1e-6, 1)]})
+
+
+def _detection(max_s: float) -> dict:
+    config = {"variant": "fixed", "interval_s": 0.1, "max_failures": 2, "bound_s": 0.3, "max_s": max_s}
+    return {"configs": [{**config, "within_bound": max_s <= 0.3}]}
+
+
+def test_detection_target_met_within_bound_and_missed_beyond() -> None:
+    assert targets.detection(_detection(0.25))["met"] is True
+    missed = targets.detection(_detection(0.31))
+    assert missed["met"] is False
+    assert "0.31 s > 0.300 s" in missed["measured"]
+
+
+def _run(recovered: bool, after_registered: float | str, per_key: int) -> dict:
+    return {
+        "repetition": 0,
+        "recovered": recovered,
+        "first_success_after_registered_s": after_registered,
+        "first_success_after_restart_s": after_registered,
+        "max_failed_per_key": per_key,
+    }
+
+
+def _recovery(fixed_run: dict, buggy_run: dict) -> dict:
+    summary = {"first_success_after_registered_s": "x", "max_failed_per_key": 1}
+    buggy_summary = {"first_success_after_restart_s": "never"}
+    return {
+        "variants": {
+            "fixed": {"runs": [fixed_run], "summary": summary},
+            "buggy": {"runs": [buggy_run], "summary": buggy_summary},
+        }
+    }
+
+
+def test_recovery_target_needs_fixed_fast_and_buggy_never() -> None:
+    never = _run(False, "never", 9)
+    assert targets.recovery(_recovery(_run(True, 0.01, 1), never))["met"] is True
+    assert targets.recovery(_recovery(_run(True, 0.08, 1), never))["met"] is False
+    assert targets.recovery(_recovery(_run(True, 0.01, 2), never))["met"] is False
+    assert targets.recovery(_recovery(_run(True, 0.01, 1), _run(True, 0.01, 1)))["met"] is False
+
+
+def test_unmeasured_targets_say_why_instead_of_passing() -> None:
+    checked = targets.check_all({}, None, None)
+    assert [t["met"] for t in checked] == [None, None, None]
+    assert all(t["measured"].startswith("not measured: ") for t in checked)
+
+
+def test_cache_hit_share_is_compared_with_one_percent() -> None:
+    share = {"fixed_cache_hit_share": 0.002, "fixed_cache_hit_ns": 200.0, "setup_ns": 1e5}
+    assert targets.cache_hit_share({"setup_share": share})["met"] is True
+    assert targets.cache_hit_share({"setup_share": {**share, "fixed_cache_hit_share": 0.02}})["met"] is False
+
+
+def _write_valid(out: Path) -> None:
+    pairs = []
+    for case in validate.expected_cases(SMOKE):
+        side = {"ns_per_op": 100.0, "rounds": 3}
+        pairs.append({"case": case, "unit": "ns/op", "buggy": side, "fixed": side, "ratio": 1.0, "added_ns": 0})
+    data = {"mode": "smoke", "pairs": pairs}
+    (out / "overhead.json").write_text(json.dumps(data))
+    plots.overhead_ratios(data, out / "overhead.png")
+    summary = {"targets": targets.check_all({}, None, None), "machine": {"load": {}}}
+    (out / "summary.json").write_text(json.dumps(summary))
+
+
+def test_validation_accepts_a_well_formed_run(tmp_path: Path) -> None:
+    _write_valid(tmp_path)
+    assert validate.check_dir(tmp_path, SMOKE, ("overhead",)) == []
+
+
+def test_validation_names_what_is_malformed(tmp_path: Path) -> None:
+    _write_valid(tmp_path)
+    data = json.loads((tmp_path / "overhead.json").read_text())
+    data["pairs"][0]["ratio"] = None
+    del data["pairs"][-1]
+    (tmp_path / "overhead.json").write_text(json.dumps(data))
+    (tmp_path / "overhead.png").write_text("not a png")
+    problems = validate.check_dir(tmp_path, SMOKE, ("overhead", "detection"))
+    assert "overhead: case 'task registration/spawn+finish' missing" in problems
+    assert any("ratio None" in p for p in problems)
+    assert "overhead.png missing or not a PNG" in problems
+    assert "detection.json missing" in problems
+
+
+def test_bad_flag_is_a_one_line_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--only", "nonsense"])
+    assert exit_info.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
