@@ -108,7 +108,9 @@ def _write_valid(out: Path) -> None:
     pairs = []
     for case in validate.expected_cases(SMOKE):
         side = {"ns_per_op": 100.0, "rounds": 3}
-        pairs.append({"case": case, "unit": "ns/op", "buggy": side, "fixed": side, "ratio": 1.0, "added_ns": 0})
+        pairs.append(
+            {"case": case, "unit": "ns/op", "buggy": side, "fixed": side, "ratio": 1.0, "added_ns": 0}
+        )
     data = {"mode": "smoke", "pairs": pairs}
     (out / "overhead.json").write_text(json.dumps(data))
     plots.overhead_ratios(data, out / "overhead.png")
