@@ -49,9 +49,13 @@ def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
             continue
         if run["max_failed_per_key"] > FAILED_PER_KEY_LIMIT:
             problems.append(f"fixed run {run['repetition']}: {run['max_failed_per_key']} failed for one key")
-        if run["first_success_after_registered_s"] > FIRST_SUCCESS_LIMIT_S:
-            late = run["first_success_after_registered_s"] * 1e3
-            problems.append(f"fixed run {run['repetition']}: first success {late:.0f} ms after registration")
+        after = run["first_success_after_registered_s"]
+        if not isinstance(after, int | float):
+            problems.append(f"fixed run {run['repetition']}: registration never seen")
+        elif after > FIRST_SUCCESS_LIMIT_S:
+            problems.append(
+                f"fixed run {run['repetition']}: first success {after * 1e3:.0f} ms after registration"
+            )
     recovered = [run["repetition"] for run in buggy["runs"] if run["recovered"]]
     if recovered:
         problems.append(f"buggy recovered in runs {recovered}")

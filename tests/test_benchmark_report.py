@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import overhead, plots, targets, validate
+from benchmarks import overhead, plots, recovery_metrics, targets, validate
 from benchmarks.cli import main
 from benchmarks.modes import SMOKE
 
@@ -142,3 +142,34 @@ def test_bad_flag_is_a_one_line_error(capsys) -> None:
         main(["--only", "nonsense"])
     assert exit_info.value.code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def _req(receiver: int, sent: float, done: float, outcome: str, key: str = "k") -> recovery_metrics.Request:
+    return recovery_metrics.Request(receiver, key, sent, done, outcome)
+
+
+def test_recovery_run_counts_from_the_restart_and_the_registration() -> None:
+    requests = [
+        _req(0, -0.5, -0.49, "success"),
+        _req(0, 0.1, 0.2, "failed"),  # prefill down: before registration, not the cache's fault
+        _req(1, 0.6, 0.7, "failed"),  # stale cache after registration
+        _req(0, 0.8, 0.83, "success"),
+        _req(1, 0.9, 0.91, "success"),
+    ]
+    run = recovery_metrics.summarise_run(0, requests, registered_s=0.5)
+    assert run["recovered"] is True
+    assert run["first_success_after_restart_s"] == pytest.approx(0.83)
+    assert run["first_success_after_registered_s"] == pytest.approx(0.33)
+    assert run["failed_after_restart"] == 2
+    assert run["failed_per_key_after_registered"] == {"k": 1}
+    assert run["sent_before_restart"] == 1
+
+
+def test_a_run_that_never_recovers_says_never_not_a_number() -> None:
+    run = recovery_metrics.summarise_run(0, [_req(0, 0.1, 1.1, "failed")], registered_s=0.5)
+    assert run["recovered"] is False
+    assert run["first_success_after_restart_s"] == "never"
+    summary = recovery_metrics.summarise_variant([run, run])
+    assert summary["first_success_after_restart_s"] == "never"
+    assert summary["runs_recovered"] == "0 of 2"
+    assert summary["registered_after_s"] == {"median": 0.5, "min": 0.5, "max": 0.5, "n": 2}
