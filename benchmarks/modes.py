@@ -33,8 +33,8 @@ class Mode:
 
 FULL = Mode(
     name="full",
-    rounds=200,
-    batch=2_000,
+    rounds=400,
+    batch=5_000,
     task_batch=500,
     room_counts=(10, 1_000, 100_000),
     failure_rounds=7,
