@@ -8,11 +8,12 @@ that turn them into ratios, target verdicts and the smoke run's well-formedness 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from benchmarks import overhead, plots, recovery_metrics, targets, validate
+from benchmarks import overhead, plots, recovery_metrics, stream, targets, validate
 from benchmarks.cli import main
 from benchmarks.modes import SMOKE
 
@@ -173,3 +174,30 @@ def test_a_run_that_never_recovers_says_never_not_a_number() -> None:
     assert summary["first_success_after_restart_s"] == "never"
     assert summary["runs_recovered"] == "0 of 2"
     assert summary["registered_after_s"] == {"median": 0.5, "min": 0.5, "max": 0.5, "n": 2}
+
+
+class _FlakySystem:
+    """Fails every request between the restart and its re-registration, then succeeds."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.registered_at: float | None = None
+
+    def request(self, slot: int) -> stream.Outcome:
+        if self.down and self.registered_at is not None:
+            self.down = False
+        return stream.Outcome(not self.down, f"key-{slot % 2}")
+
+    def restart(self):
+        self.down = True
+        self.registered_at = time.perf_counter()
+        return lambda: self.registered_at
+
+
+def test_stream_records_requests_on_both_sides_of_the_restart() -> None:
+    config = stream.StreamConfig(receivers=2, rate=40.0, before=0.1, horizon=0.2)
+    requests, registered = stream.run_stream(_FlakySystem(), config)
+    assert registered is not None and registered >= 0
+    assert any(r.sent_s < 0 for r in requests) and any(r.sent_s >= 0 for r in requests)
+    assert {r.receiver for r in requests} == {0, 1}
+    assert all(r.done_s >= r.sent_s for r in requests)
