@@ -2,7 +2,7 @@
 
     python -m benchmarks                 # full run into benchmarks/results/
     python -m benchmarks --smoke         # CI: same code, tiny sizes, < 1 min, into results/smoke/
-    python -m benchmarks --only detection --out /tmp/bench
+    python -m benchmarks --only recovery --rate 50 --receivers 8 --out /tmp/bench
 
 Exit status: 0 when every part ran and its results are well formed, 1 otherwise
 (a missed target is reported, not an error: the committed results say which and why),
@@ -12,17 +12,18 @@ Exit status: 0 when every part ran and its results are well formed, 1 otherwise
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import detection, machine, overhead, plots, targets, validate
+from benchmarks import detection, machine, overhead, plots, recovery, targets, validate
 from benchmarks.modes import FULL, SMOKE, Mode
 
 RESULTS = Path(__file__).resolve().parent / "results"
-PARTS = ("overhead", "detection")
+PARTS = ("overhead", "recovery", "detection")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,13 +31,32 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+def _positive(kind: type) -> Any:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+        return value
+
+    return parse
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = _Parser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes; checks the results are well formed")
     parser.add_argument("--out", type=Path, help="results folder (default benchmarks/results[/smoke])")
     parser.add_argument("--only", action="append", choices=PARTS, help="run only this part (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random kill phases")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random kill phases (detection)")
+    parser.add_argument("--rate", type=_positive(float), help="recovery: requests/s per receiver")
+    parser.add_argument("--receivers", type=_positive(int), help="recovery: concurrent decode receivers")
     return parser.parse_args(argv)
+
+
+def has_receiver() -> bool:
+    return hasattr(importlib.import_module("reference.fixed"), "KVReceiver")
 
 
 def run_overhead(mode: Mode, out: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -46,7 +66,9 @@ def run_overhead(mode: Mode, out: Path) -> tuple[dict[str, Any] | None, str | No
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-15:]
         return None, "micro benchmarks failed:\n  " + "\n  ".join(tail)
     pairs = overhead.pairs_from_raw(json.loads(raw_path.read_text()))
-    return {"mode": mode.name, "unit_note": "median of rounds / ops per round", "pairs": pairs}, None
+    share = overhead.setup_share(pairs)
+    note = "ns_per_op: median round time / ops per round; ratio: fixed / buggy"
+    return {"mode": mode.name, "note": note, "setup_share": share, "pairs": pairs}, None
 
 
 def _print_overhead(data: dict[str, Any]) -> None:
@@ -56,44 +78,75 @@ def _print_overhead(data: dict[str, Any]) -> None:
         print(f"{p['case']:58} {b:>12,.0f} {f:>12,.0f} {p['ratio']:>6.2f}x   {p['unit']}")
 
 
+def _print_recovery(data: dict[str, Any]) -> None:
+    for sweep in data["sweeps"]:
+        for name, variant in sweep["variants"].items():
+            s = variant["summary"]
+            print(
+                f"recovery (send timeout {sweep['send_timeout_s']} s) {name}: "
+                f"recovered {s['runs_recovered']}; "
+                f"first success after restart: {targets.ms(s['first_success_after_restart_s'])}; "
+                f"registered after: {targets.ms(s['registered_after_s'])}"
+            )
+
+
+def run_part(
+    part: str, mode: Mode, args: argparse.Namespace, out: Path
+) -> tuple[Any, str | None, str | None]:
+    """(results, error, reason skipped) of one part."""
+    if part == "overhead":
+        data, error = run_overhead(mode, out)
+        if data:
+            _print_overhead(data)
+        return data, error, None
+    if part == "recovery":
+        why_not = recovery.available()
+        if why_not:
+            return None, None, why_not
+        data = {"mode": mode.name, **recovery.run(mode, args.receivers, args.rate)}
+        _print_recovery(data)
+        return data, None, None
+    return {"mode": mode.name, **detection.sweep(mode, args.seed)}, None, None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     mode = SMOKE if args.smoke else FULL
     out: Path = args.out or (RESULTS / "smoke" if args.smoke else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
-    parts = tuple(args.only or PARTS)
     described = machine.describe()
     errors: list[str] = []
     results: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
     seconds: dict[str, float] = {}
     with machine.LoadSampler() as sampler:
-        for part in parts:
+        for part in args.only or PARTS:
             began = time.monotonic()
-            if part == "overhead":
-                data, error = run_overhead(mode, out)
-                if error:
-                    errors.append(error)
-                if data:
-                    results[part] = data
-                    _print_overhead(data)
-            elif part == "detection":
-                results[part] = {"mode": mode.name, **detection.sweep(mode, args.seed)}
+            data, error, why_skipped = run_part(part, mode, args, out)
+            errors += [error] if error else []
+            if data:
+                results[part] = data
+            if why_skipped:
+                skipped[part] = why_skipped
+                print(f"[{part}: skipped: {why_skipped}]")
             seconds[part] = round(time.monotonic() - began, 1)
             print(f"[{part}: {seconds[part]} s]", flush=True)
     described["load"] = sampler.summary()
-    _write(out, mode, described, results, seconds)
-    problems = errors + validate.check_dir(out, mode, tuple(results))
-    problems += [f"{part} did not produce results" for part in parts if part not in results]
+    _write(out, mode, described, results, {"seconds": seconds, "skipped": skipped})
+    problems = errors + validate.check_dir(out, mode, tuple(results), has_receiver())
+    problems += [f"{p} did not produce results" for p in args.only or PARTS if p not in results | skipped]
     for problem in problems:
         print(f"problem: {problem}", file=sys.stderr)
     print(f"results in {out}: {'well formed' if not problems else f'{len(problems)} problem(s)'}")
     return 1 if problems else 0
 
 
-def _write(
-    out: Path, mode: Mode, described: dict, results: dict[str, Any], seconds: dict[str, float]
-) -> None:
-    draw = {"overhead": plots.overhead_ratios, "detection": plots.detection_times}
+def _write(out: Path, mode: Mode, described: dict, results: dict[str, Any], run: dict[str, Any]) -> None:
+    draw = {
+        "overhead": plots.overhead_ratios,
+        "detection": plots.detection_times,
+        "recovery": plots.recovery_timeline,
+    }
     for part, data in results.items():
         data["machine"] = described
         overhead.write_json(out / f"{part}.json", data)
@@ -101,7 +154,7 @@ def _write(
     checked = targets.check_all(
         results.get("overhead", {}), results.get("recovery"), results.get("detection")
     )
-    summary = {"mode": mode.name, "machine": described, "seconds": seconds, "targets": checked}
+    summary = {"mode": mode.name, "machine": described, **run, "targets": checked}
     overhead.write_json(out / "summary.json", summary)
     for t in checked:
         verdict = {True: "MET", False: "MISSED", None: "n/a"}[t["met"]]

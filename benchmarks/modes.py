@@ -29,6 +29,7 @@ class Mode:
     recovery_rate: float  # requests per second per receiver
     recovery_before: float  # seconds of stream before the restart
     recovery_horizon: float  # seconds of stream after the restart
+    recovery_send_timeouts: tuple[float, ...]  # decode SNDTIMEO values swept (upstream: 1 s)
 
 
 FULL = Mode(
@@ -49,6 +50,7 @@ FULL = Mode(
     recovery_rate=20.0,
     recovery_before=1.0,
     recovery_horizon=3.0,
+    recovery_send_timeouts=(1.0, 0.1),
 )
 
 SMOKE = Mode(
@@ -68,7 +70,8 @@ SMOKE = Mode(
     recovery_receivers=2,
     recovery_rate=20.0,
     recovery_before=0.4,
-    recovery_horizon=1.0,
+    recovery_horizon=1.5,
+    recovery_send_timeouts=(0.1,),
 )
 
 MODES = {mode.name: mode for mode in (FULL, SMOKE)}

@@ -85,6 +85,33 @@ def _lock_hold_pair(case: str, buggy: dict[str, Any], fixed: dict[str, Any]) -> 
     return pair(f"{case} (connection_lock held)", side(buggy), side(fixed), unit="ns held/call")
 
 
+CACHE_HIT = "receiver cache hit (_setup_bootstrap_infos)"
+SETUP = "receiver set-up on a miss (loopback)"
+
+
+def setup_share(pairs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The fixed cache hit, and every added cost, as a share of one whole loopback set-up.
+
+    Adds `added_share_of_setup` to each ns/op pair in place; None without a set-up.
+    """
+    by_case = {p["case"]: p for p in pairs}
+    if CACHE_HIT not in by_case or SETUP not in by_case:
+        return None
+    setup_ns = by_case[SETUP]["fixed"]["ns_per_op"]
+    for p in pairs:
+        if p["unit"] == "ns/op" and p["case"] != SETUP:
+            p["added_share_of_setup"] = p["added_ns"] / setup_ns
+    hit = by_case[CACHE_HIT]
+    return {
+        "setup_ns": setup_ns,
+        "buggy_setup_ns": by_case[SETUP]["buggy"]["ns_per_op"],
+        "fixed_cache_hit_ns": hit["fixed"]["ns_per_op"],
+        "buggy_cache_hit_ns": hit["buggy"]["ns_per_op"],
+        "fixed_cache_hit_share": hit["fixed"]["ns_per_op"] / setup_ns,
+        "added_cache_hit_share": hit["added_ns"] / setup_ns,
+    }
+
+
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")

@@ -73,29 +73,36 @@ def detection_times(detection: dict[str, Any], path: Path) -> None:
 
 
 def recovery_timeline(recovery: dict[str, Any], path: Path) -> None:
-    """One panel per variant: each request of the first repetition at its send time."""
-    variants = list(recovery["variants"])
-    fig, axes = plt.subplots(len(variants), 1, figsize=(9, 2.6 * len(variants)), sharex=True, squeeze=False)
-    for ax, name in zip(axes[:, 0], variants, strict=True):
-        run = recovery["variants"][name]["runs"][0]
-        for outcome, colour in OUTCOME_COLOURS.items():
-            points = [r for r in run["requests"] if r["outcome"] == outcome]
-            ax.scatter(
-                [r["sent_s"] for r in points],
-                [r["receiver"] for r in points],
-                s=10,
-                color=colour,
-                label=outcome,
-            )
-        ax.axvline(0.0, color="black", linewidth=0.8, label="restart")
-        if run.get("registered_after_s") is not None:
-            ax.axvline(
-                run["registered_after_s"], color="tab:purple", linestyle="--", label="new prefill registered"
-            )
-        ax.set_ylabel("receiver")
-        ax.set_title(f"{name}: recovered={run['recovered']}", fontsize=9)
-        ax.legend(loc="upper left", fontsize=7, ncols=4)
-    axes[-1, 0].set_xlabel("request send time relative to the prefill restart (s)")
+    """Rows: variants; columns: send timeouts. Every request of the first repetition."""
+    sweeps = recovery["sweeps"]
+    variants = list(sweeps[0]["variants"])
+    fig, axes = plt.subplots(
+        len(variants), len(sweeps), figsize=(6 * len(sweeps), 2.8 * len(variants)), sharex=True, squeeze=False
+    )
+    for col, sweep in enumerate(sweeps):
+        for row, name in enumerate(variants):
+            _recovery_panel(axes[row, col], sweep["variants"][name]["runs"][0], name, sweep["send_timeout_s"])
+        axes[-1, col].set_xlabel("request send time relative to the prefill restart (s)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _recovery_panel(ax: Any, run: dict[str, Any], name: str, send_timeout: float) -> None:
+    for outcome, colour in OUTCOME_COLOURS.items():
+        points = [r for r in run["requests"] if r["outcome"] == outcome]
+        xs, ys = [r["sent_s"] for r in points], [max(r["latency_s"], 1e-4) * 1e3 for r in points]
+        ax.scatter(xs, ys, s=10, color=colour, label=f"{outcome} ({len(points)})")
+    ax.axvline(0.0, color="black", linewidth=0.8, label="prefill killed + restarted")
+    if isinstance(run.get("registered_after_s"), int | float):
+        ax.axvline(
+            run["registered_after_s"], color="tab:purple", linestyle="--", label="new prefill registered"
+        )
+    ax.set_yscale("log")
+    ax.set_ylabel("latency (ms)")
+    first = run["first_success_after_restart_s"]
+    first_text = f"{first * 1e3:.0f} ms" if isinstance(first, int | float) else first
+    ax.set_title(
+        f"{name}, send timeout {send_timeout} s: first success after restart {first_text}", fontsize=9
+    )
+    ax.legend(loc="upper left", fontsize=7, ncols=2)

@@ -25,6 +25,7 @@ JOIN_BOUND = 10.0  # real seconds a slot may take to finish its last request
 class Outcome:
     ok: bool
     key: str  # the receiver's cache key (bootstrap_key) the request used
+    ports: tuple[int, ...] = ()  # the prefill rank ports it sent to (none if the route fetch failed)
     detail: str = ""
 
 
@@ -57,7 +58,7 @@ def _slot(system: System, slot: int, config: StreamConfig, start: float, stop: t
         try:
             outcome = system.request(slot)
         except Exception as exc:  # a request must never kill the stream; record it as failed
-            outcome = Outcome(False, "?", f"{type(exc).__name__}: {exc}")
+            outcome = Outcome(False, "?", detail=f"{type(exc).__name__}: {exc}")
         out.append((slot, outcome, sent, time.perf_counter()))
         next_at = max(next_at + period, time.perf_counter())
 
@@ -84,7 +85,15 @@ def run_stream(system: System, config: StreamConfig) -> tuple[list[Request], flo
             thread.join(JOIN_BOUND)
     registered_at = registered()
     requests = [
-        Request(slot, o.key, sent - restart_at, done - restart_at, "success" if o.ok else "failed", o.detail)
+        Request(
+            slot,
+            o.key,
+            sent - restart_at,
+            done - restart_at,
+            "success" if o.ok else "failed",
+            o.ports,
+            o.detail,
+        )
         for slot, o, sent, done in sorted(raw, key=lambda r: r[2])
         if sent - restart_at <= config.horizon
     ]

@@ -34,6 +34,34 @@ def cache_hit_share(overhead: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _recovery_problems(variants: dict[str, Any]) -> list[str]:
+    problems = []
+    for run in variants["fixed"]["runs"]:
+        rep = run["repetition"]
+        if not run["recovered"]:
+            problems.append(f"fixed run {rep} never recovered")
+            continue
+        if run["max_failed_per_key"] > FAILED_PER_KEY_LIMIT:
+            problems.append(f"fixed run {rep}: {run['max_failed_per_key']} stale failures for one key")
+        after = run["first_success_after_registered_s"]
+        if not isinstance(after, int | float):
+            problems.append(f"fixed run {rep}: registration never seen")
+        elif after > FIRST_SUCCESS_LIMIT_S:
+            problems.append(f"fixed run {rep}: first success {after * 1e3:.0f} ms after registration")
+    recovered = [run["repetition"] for run in variants["buggy"]["runs"] if run["recovered"]]
+    if recovered:
+        problems.append(f"buggy recovered in runs {recovered}")
+    return problems
+
+
+def ms(value: Any) -> str:
+    """A spread of seconds as milliseconds, or the string it is ("never")."""
+    if isinstance(value, dict):
+        low, mid, high = (value[k] * 1e3 for k in ("min", "median", "max"))
+        return f"median {mid:.0f} ms (min {low:.0f}, max {high:.0f})"
+    return str(value)
+
+
 def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
     target = (
         "fixed: <= 1 failed request per cache key and first success <= 50 ms after the new "
@@ -41,35 +69,25 @@ def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
     )
     if not result:
         return _not_measured("recovery", target, "no recovery benchmark in this run")
-    fixed, buggy = result["variants"]["fixed"], result["variants"]["buggy"]
-    problems = []
-    for run in fixed["runs"]:
-        if not run["recovered"]:
-            problems.append(f"fixed run {run['repetition']} never recovered")
-            continue
-        if run["max_failed_per_key"] > FAILED_PER_KEY_LIMIT:
-            problems.append(f"fixed run {run['repetition']}: {run['max_failed_per_key']} failed for one key")
-        after = run["first_success_after_registered_s"]
-        if not isinstance(after, int | float):
-            problems.append(f"fixed run {run['repetition']}: registration never seen")
-        elif after > FIRST_SUCCESS_LIMIT_S:
-            problems.append(
-                f"fixed run {run['repetition']}: first success {after * 1e3:.0f} ms after registration"
-            )
-    recovered = [run["repetition"] for run in buggy["runs"] if run["recovered"]]
-    if recovered:
-        problems.append(f"buggy recovered in runs {recovered}")
-    summary = fixed["summary"]
-    measured = (
-        f"fixed: first success {summary['first_success_after_registered_s']} after registration, "
-        f"max failed per key {summary['max_failed_per_key']}; buggy: first success "
-        f"{buggy['summary']['first_success_after_restart_s']}"
-    )
+    per_sweep = []
+    for sweep in result["sweeps"]:
+        problems = _recovery_problems(sweep["variants"])
+        fixed = sweep["variants"]["fixed"]["summary"]
+        buggy = sweep["variants"]["buggy"]["summary"]
+        measured = (
+            f"send timeout {sweep['send_timeout_s']} s: fixed first success "
+            f"{ms(fixed['first_success_after_registered_s'])} after registration, max "
+            f"{fixed['max_failed_per_key']} stale failure(s) per key; buggy first success "
+            f"{ms(buggy['first_success_after_restart_s'])}"
+        )
+        per_sweep.append({"send_timeout_s": sweep["send_timeout_s"], "met": not problems,
+                          "measured": measured, "problems": problems})  # fmt: skip
     return {
         "id": "recovery",
         "target": target,
-        "met": not problems,
-        "measured": measured + ("; " + "; ".join(problems) if problems else ""),
+        "met": all(s["met"] for s in per_sweep),
+        "measured": "; ".join(f"{s['measured']} [{'met' if s['met'] else 'MISSED'}]" for s in per_sweep),
+        "per_sweep": per_sweep,
     }
 
 

@@ -25,20 +25,30 @@ def _positive(value: Any) -> bool:
     )
 
 
-def expected_cases(mode: Mode) -> list[str]:
-    return [
+def expected_cases(mode: Mode, receiver: bool) -> list[str]:
+    """The cases a run must have; `receiver`: the checkout has a KVReceiver."""
+    cases = [
         "update_status/existing-room",
         "update_status/new-room",
         "update_status/late-failed-after-clear",
         *(f"_handle_node_failure/{n}-rooms" for n in mode.room_counts),
         "task registration/spawn+finish",
     ]
+    if receiver:
+        cases += [
+            "receiver cache hit (_setup_bootstrap_infos)",
+            *(f"cache hits under invalidation/{n}-threads" for n in mode.thread_counts),
+            "receiver set-up on a miss (loopback)",
+        ]
+    return cases
 
 
-def check_overhead(data: dict[str, Any], mode: Mode) -> list[str]:
+def check_overhead(data: dict[str, Any], mode: Mode, receiver: bool) -> list[str]:
     problems = []
     cases = {p.get("case"): p for p in data.get("pairs", [])}
-    problems += [f"overhead: case {c!r} missing" for c in expected_cases(mode) if c not in cases]
+    problems += [f"overhead: case {c!r} missing" for c in expected_cases(mode, receiver) if c not in cases]
+    if receiver and not _positive((data.get("setup_share") or {}).get("fixed_cache_hit_share")):
+        problems.append("overhead: no cache-hit share of a loopback set-up")
     for case, p in cases.items():
         for side in ("buggy", "fixed"):
             s = p.get(side, {})
@@ -65,16 +75,21 @@ def check_detection(data: dict[str, Any], mode: Mode) -> list[str]:
 
 
 def check_recovery(data: dict[str, Any], mode: Mode) -> list[str]:
-    problems = []
-    for name in ("buggy", "fixed"):
-        runs = data.get("variants", {}).get(name, {}).get("runs", [])
-        if len(runs) != mode.recovery_repeats:
-            problems.append(f"recovery: {name} has {len(runs)} runs, expected {mode.recovery_repeats}")
-        for run in runs:
-            if not run.get("requests"):
-                problems.append(f"recovery: {name} run {run.get('repetition')} recorded no requests")
-            if not run.get("recovered") and run.get("first_success_after_restart_s") != "never":
-                problems.append(f"recovery: {name} did not recover but reports a first-success time")
+    sweeps = data.get("sweeps", [])
+    want = len(mode.recovery_send_timeouts)
+    problems = [] if len(sweeps) == want else [f"recovery: {len(sweeps)} sweeps, expected {want}"]
+    for sweep in sweeps:
+        for name in ("buggy", "fixed"):
+            runs = sweep.get("variants", {}).get(name, {}).get("runs", [])
+            if len(runs) != mode.recovery_repeats:
+                problems.append(f"recovery: {name} has {len(runs)} runs, expected {mode.recovery_repeats}")
+            for run in runs:
+                if not run.get("requests"):
+                    problems.append(f"recovery: {name} run {run.get('repetition')} recorded no requests")
+                if not run.get("recovered") and run.get("first_success_after_restart_s") != "never":
+                    problems.append(f"recovery: {name} did not recover but reports a first-success time")
+                if not _positive(run.get("registered_after_s")):
+                    problems.append(f"recovery: {name} run {run.get('repetition')}: no registration time")
     return problems
 
 
@@ -91,16 +106,21 @@ def check_summary(data: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_dir(out: Path, mode: Mode, expect: tuple[str, ...]) -> list[str]:
+def check_dir(out: Path, mode: Mode, expect: tuple[str, ...], receiver: bool) -> list[str]:
     """Check every result file of a run in `out`; `expect` names the parts that ran."""
-    checks = {"overhead": check_overhead, "detection": check_detection, "recovery": check_recovery}
     problems = []
     for part in expect:
         path = out / f"{part}.json"
         if not path.is_file():
             problems.append(f"{path.name} missing")
             continue
-        problems += checks[part](json.loads(path.read_text()), mode)
+        data = json.loads(path.read_text())
+        if part == "overhead":
+            problems += check_overhead(data, mode, receiver)
+        elif part == "detection":
+            problems += check_detection(data, mode)
+        else:
+            problems += check_recovery(data, mode)
     summary = out / "summary.json"
     problems += (
         check_summary(json.loads(summary.read_text())) if summary.is_file() else ["summary.json missing"]

@@ -77,12 +77,11 @@ def _run(recovered: bool, after_registered: float | str, per_key: int) -> dict:
 def _recovery(fixed_run: dict, buggy_run: dict) -> dict:
     summary = {"first_success_after_registered_s": "x", "max_failed_per_key": 1}
     buggy_summary = {"first_success_after_restart_s": "never"}
-    return {
-        "variants": {
-            "fixed": {"runs": [fixed_run], "summary": summary},
-            "buggy": {"runs": [buggy_run], "summary": buggy_summary},
-        }
+    variants = {
+        "fixed": {"runs": [fixed_run], "summary": summary},
+        "buggy": {"runs": [buggy_run], "summary": buggy_summary},
     }
+    return {"sweeps": [{"send_timeout_s": 1.0, "variants": variants}]}
 
 
 def test_recovery_target_needs_fixed_fast_and_buggy_never() -> None:
@@ -107,7 +106,7 @@ def test_cache_hit_share_is_compared_with_one_percent() -> None:
 
 def _write_valid(out: Path) -> None:
     pairs = []
-    for case in validate.expected_cases(SMOKE):
+    for case in validate.expected_cases(SMOKE, receiver=False):
         side = {"ns_per_op": 100.0, "rounds": 3}
         pairs.append(
             {"case": case, "unit": "ns/op", "buggy": side, "fixed": side, "ratio": 1.0, "added_ns": 0}
@@ -121,7 +120,7 @@ def _write_valid(out: Path) -> None:
 
 def test_validation_accepts_a_well_formed_run(tmp_path: Path) -> None:
     _write_valid(tmp_path)
-    assert validate.check_dir(tmp_path, SMOKE, ("overhead",)) == []
+    assert validate.check_dir(tmp_path, SMOKE, ("overhead",), receiver=False) == []
 
 
 def test_validation_names_what_is_malformed(tmp_path: Path) -> None:
@@ -131,7 +130,7 @@ def test_validation_names_what_is_malformed(tmp_path: Path) -> None:
     del data["pairs"][-1]
     (tmp_path / "overhead.json").write_text(json.dumps(data))
     (tmp_path / "overhead.png").write_text("not a png")
-    problems = validate.check_dir(tmp_path, SMOKE, ("overhead", "detection"))
+    problems = validate.check_dir(tmp_path, SMOKE, ("overhead", "detection"), receiver=False)
     assert "overhead: case 'task registration/spawn+finish' missing" in problems
     assert any("ratio None" in p for p in problems)
     assert "overhead.png missing or not a PNG" in problems
@@ -145,24 +144,31 @@ def test_bad_flag_is_a_one_line_error(capsys) -> None:
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
-def _req(receiver: int, sent: float, done: float, outcome: str, key: str = "k") -> recovery_metrics.Request:
-    return recovery_metrics.Request(receiver, key, sent, done, outcome)
+OLD, NEW = (1001, 1002), (2001, 2002)
+
+
+def _req(receiver: int, sent: float, done: float, outcome: str, ports=OLD) -> recovery_metrics.Request:
+    return recovery_metrics.Request(receiver, f"decode{receiver}:k", sent, done, outcome, ports)
 
 
 def test_recovery_run_counts_from_the_restart_and_the_registration() -> None:
     requests = [
         _req(0, -0.5, -0.49, "success"),
-        _req(0, 0.1, 0.2, "failed"),  # prefill down: before registration, not the cache's fault
-        _req(1, 0.6, 0.7, "failed"),  # stale cache after registration
-        _req(0, 0.8, 0.83, "success"),
-        _req(1, 0.9, 0.91, "success"),
+        _req(0, 0.1, 0.2, "failed"),  # stale ports from the cache
+        _req(0, 0.3, 0.31, "failed", ports=()),  # prefill down: the route fetch failed
+        _req(1, 0.6, 0.7, "failed"),  # stale ports, sent after the registration
+        _req(0, 0.8, 0.83, "success", ports=NEW),
+        _req(1, 0.9, 0.91, "success", ports=NEW),
     ]
-    run = recovery_metrics.summarise_run(0, requests, registered_s=0.5)
+    run = recovery_metrics.summarise_run(0, requests, registered_s=0.5, old_ports=list(OLD))
     assert run["recovered"] is True
     assert run["first_success_after_restart_s"] == pytest.approx(0.83)
     assert run["first_success_after_registered_s"] == pytest.approx(0.33)
-    assert run["failed_after_restart"] == 2
-    assert run["failed_per_key_after_registered"] == {"k": 1}
+    assert run["failed_after_restart"] == 3
+    assert run["failed_while_down"] == 1
+    assert run["stale_failures_per_key"] == {"decode0:k": 1, "decode1:k": 1}
+    assert run["max_failed_per_key"] == 1
+    assert run["failed_per_key_after_registered"] == {"decode1:k": 1}
     assert run["sent_before_restart"] == 1
 
 
@@ -186,7 +192,7 @@ class _FlakySystem:
     def request(self, slot: int) -> stream.Outcome:
         if self.down and self.registered_at is not None:
             self.down = False
-        return stream.Outcome(not self.down, f"key-{slot % 2}")
+        return stream.Outcome(not self.down, f"key-{slot % 2}", (1001,))
 
     def restart(self):
         self.down = True
