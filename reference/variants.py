@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Literal
 
-from reference.scenarios.result import Verdict
+Expected = Literal["bug", "ok"]
 
-SHIPPED: dict[str, tuple[str, Verdict]] = {
+SHIPPED: dict[str, tuple[str, Expected]] = {
     "buggy": ("reference.buggy", "bug"),
     "fixed": ("reference.fixed", "ok"),
 }
@@ -28,7 +29,7 @@ class VariantError(Exception):
 class Variant:
     name: str
     module: ModuleType
-    expected: Verdict
+    expected: Expected
 
     def missing(self, names: tuple[str, ...]) -> list[str]:
         return [name for name in names if not hasattr(self.module, name)]

@@ -19,11 +19,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from reference.clock import Clock, RealClock
+from reference.common.decode_inbox import DecodeInbox
 from reference.config import ManagerConfig
+from reference.dataplane import KVMemory
 from reference.hooks import Hooks
 from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
-from reference.transport.base import Transport
+from reference.transport.base import Transport, TransportError
+
+ALL_RANKS = {"prefill_dp_rank": -1, "prefill_cp_rank": -1, "target_tp_rank": -1, "target_pp_rank": -1}
 
 
 class ManagerBase:
@@ -48,6 +52,11 @@ class ManagerBase:
         self.room_to_bootstrap_addr: dict[int, str] = {}
         self.heartbeat_failures: dict[str, int] = {}
         self.heartbeat_rounds = 0
+        # Receiver side: how many prefill ranks must answer per room, which did, and
+        # where they answer (the decode's PULL socket and registered KV memory).
+        self.required_prefill_response_num_table: dict[int, int] = {}
+        self.prefill_response_tracker: defaultdict[int, set[int]] = defaultdict(set)
+        self.inbox: DecodeInbox | None = None
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
 
@@ -77,6 +86,42 @@ class ManagerBase:
         """What a successful `try_ensure_parallel_info(addr)` leaves behind."""
         with self.connection_lock:
             self.prefill_info_table[bootstrap_addr] = info or PrefillServerInfo()
+
+    def try_ensure_parallel_info(self, bootstrap_addr: str) -> bool:
+        """Fetch and cache the prefill's layout with one `GET /route` (every rank -1).
+
+        False when the server cannot answer yet (upstream: the decode queue retries, then
+        aborts the request); RuntimeError when the layouts cannot work together.
+        """
+        with self.connection_lock:
+            if bootstrap_addr in self.prefill_info_table:
+                return True
+        try:
+            reply = self.transport.get_route(bootstrap_addr, ALL_RANKS)
+        except TransportError:
+            return False
+        if reply.status != 200 or not isinstance(reply.body, dict):
+            return False
+        try:
+            info = PrefillServerInfo(**{k: reply.body[k] for k in PrefillServerInfo.__dataclass_fields__})
+        except KeyError:
+            return False
+        if (info.page_size, info.kv_cache_dtype) != (self.config.page_size, self.config.kv_cache_dtype):
+            raise RuntimeError(
+                f"prefill {bootstrap_addr} has page_size={info.page_size}, "
+                f"kv_cache_dtype={info.kv_cache_dtype}; decode has {self.config.page_size}, "
+                f"{self.config.kv_cache_dtype}"
+            )
+        self.add_prefill(bootstrap_addr, info)
+        return True
+
+    def listen(self, memory: KVMemory) -> DecodeInbox:
+        """Bind this rank's PULL socket and register its KV memory (upstream: in __init__)."""
+        inbox = DecodeInbox(self, memory)
+        inbox.endpoint = self.transport.bind_inbox(inbox.handle)
+        self.transport.register_memory(inbox.session, memory)
+        self.inbox = inbox
+        return inbox
 
     def track_room(self, bootstrap_addr: str, bootstrap_room: int) -> None:
         """What a receiver's constructor does: track the room, mark it Bootstrapping."""

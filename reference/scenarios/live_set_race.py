@@ -11,7 +11,9 @@ the first stay un-failed, and no later prefill failure is ever detected.
 Deterministic order: the cleanup thread parks right after fetching the set (hook
 `cleanup_room_tracking.after_get`); the heartbeat releases it after failing its first
 room (hook `node_failure.after_room`) and waits for it to finish. The heartbeat runs
-on a `VirtualClock`, so rounds happen exactly when the scenario advances time.
+on a `VirtualClock`, so rounds happen exactly when the scenario advances time. On
+`--transport loopback` the two prefills are real processes and the heartbeat probes
+their real `/health` over HTTP; a kill is a SIGKILL.
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ from reference.hooks import Hooks
 from reference.scenarios.capture import thread_errors
 from reference.scenarios.lesson import Lesson, Options
 from reference.scenarios.live_set_stress import stress
+from reference.scenarios.prefill_pair import two_prefills
 from reference.scenarios.result import Event, Observation
 from reference.status import KVPoll
-from reference.transport.mock import MockNetwork
 
-FIRST, SECOND = "10.0.0.1:8998", "10.0.0.2:8998"
 IN_FLIGHT, DONE, LATER = (1, 2, 3), 4, (5, 6)
 CONFIG = ManagerConfig(heartbeat_interval=5.0, heartbeat_max_failures=2)
 BOUND = 5.0  # real seconds any thread handshake may take
@@ -65,20 +66,19 @@ class StatusThreadCleanup:
         self.thread.join(BOUND)
 
 
-def _setup(variant: ModuleType):
-    net, clock, hooks = MockNetwork(), VirtualClock(), Hooks()
-    manager = variant.KVManager(net, CONFIG, clock, hooks)
-    for addr in (FIRST, SECOND):
-        net.add_prefill(addr)
+def _setup(variant: ModuleType, transport, first: str, second: str):
+    clock, hooks = VirtualClock(), Hooks()
+    manager = variant.KVManager(transport, CONFIG, clock, hooks)
+    for addr in (first, second):
         manager.add_prefill(addr)
     for room in (*IN_FLIGHT, DONE):
-        manager.track_room(FIRST, room)
+        manager.track_room(first, room)
     for room in LATER:
-        manager.track_room(SECOND, room)
+        manager.track_room(second, room)
     for room in IN_FLIGHT + LATER:
         manager.update_status(room, KVPoll.WaitingForInput)
     manager.update_status(DONE, KVPoll.Success)
-    return net, clock, hooks, manager
+    return clock, hooks, manager
 
 
 def _failed(manager, rooms: tuple[int, ...]) -> int:
@@ -86,7 +86,13 @@ def _failed(manager, rooms: tuple[int, ...]) -> int:
 
 
 def observe(variant: ModuleType, options: Options) -> Observation:
-    net, clock, hooks, manager = _setup(variant)
+    with two_prefills(options.transport) as pair:
+        return _observe(variant, pair)
+
+
+def _observe(variant: ModuleType, pair) -> Observation:
+    (first_addr, second_addr), kill = pair.addrs, pair.kill
+    clock, hooks, manager = _setup(variant, pair.transport, first_addr, second_addr)
     detect = CONFIG.heartbeat_interval * CONFIG.heartbeat_max_failures
     cleanup = StatusThreadCleanup(manager, hooks, DONE)
     timeline: list[Event] = []
@@ -96,14 +102,14 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             clock.wait_for_sleepers(1)
             cleanup.start()
             hooks.set("node_failure.after_room", cleanup.release_once)
-            net.kill(FIRST)
-            timeline.append(Event(clock.now(), "kill", FIRST))
+            kill(first_addr)
+            timeline.append(Event(clock.now(), "kill", first_addr))
             clock.advance(detect)
             first = _failed(manager, IN_FLIGHT)
             timeline.append(Event(clock.now(), "first-failure-handled", f"{first} rooms failed"))
             alive = manager.heartbeat_alive
-            net.kill(SECOND)
-            timeline.append(Event(clock.now(), "kill", SECOND))
+            kill(second_addr)
+            timeline.append(Event(clock.now(), "kill", second_addr))
             clock.advance(detect + CONFIG.heartbeat_interval)
             later = _failed(manager, LATER)
             timeline.append(Event(clock.now(), "second-failure-checked", f"{later} rooms failed"))
@@ -140,5 +146,6 @@ LESSON = Lesson(
     upstream="PR #36351 (0.5.19)",
     needs=("KVManager",),
     body=observe,
+    transports=("mock", "loopback"),
     stress=stress,
 )

@@ -1,19 +1,79 @@
 """The in-process mock network: deterministic, no sockets, faults by name.
 
-A `MockNetwork` knows which bootstrap addresses answer. Faults are plain method calls
-(`kill`, `revive`), so a scenario states exactly when a prefill stops answering. It
-never blocks and never consults wall time.
+A `MockNetwork` stands in for everything `LoopbackTransport` does with real sockets:
+
+- `health` answers for bootstrap addresses marked alive (`add_prefill`, `kill`, `revive`);
+- `get_route` calls the bootstrap server's route logic (`serve(addr, table.handle)`), the
+  very `BootstrapTable.handle` the aiohttp server wraps;
+- `bind` gives a handler an endpoint on a fresh port (ports are never reused, so a
+  restarted prefill gets new ones); `connect` returns a cached PUSH socket whose `send`
+  calls the bound handler synchronously, on the caller's thread;
+- `register_memory` is the memcpy data plane's registry.
+
+Faults, each a plain call: `kill`/`unbind` (a send to an endpoint nobody is bound to
+raises `TransportError`, as a real send does once its send timeout expires: no virtual
+time passes), `drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
+(they are held until `pump()` runs at or after their due time on the injected clock).
+A rule matches by endpoint and/or by first frame (the message tag). Nothing here
+blocks or reads wall time.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reference.clock import Clock
+from reference.transport.base import Frames, Handler, Reply, TransportError
+
+FIRST_PORT = 41000
+
+
+@dataclass
+class _Fault:
+    kind: str  # "drop" or "delay"
+    count: int
+    endpoint: str | None = None
+    tag: bytes | None = None
+    seconds: float = 0.0
+
+    def matches(self, endpoint: str, frames: list[bytes]) -> bool:
+        return (self.endpoint in (None, endpoint)) and (self.tag is None or frames[:1] == [self.tag])
+
+
+class MockPushSocket:
+    def __init__(self, net: MockNetwork, endpoint: str) -> None:
+        self.net, self.endpoint = net, endpoint
+        self.lock = threading.Lock()
+
+    def send(self, frames: Frames) -> None:
+        self.net.deliver(self.endpoint, list(frames))
+
 
 class MockNetwork:
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock
         self._alive: set[str] = set()
+        self._servers: dict[str, Any] = {}
+        self._endpoints: dict[str, Handler] = {}
+        self._sockets: dict[str, MockPushSocket] = {}
+        self._faults: list[_Fault] = []
+        self._pending: list[tuple[float, int, str, list[bytes]]] = []
+        self._seq = itertools.count()
+        self._ports = itertools.count(FIRST_PORT)
+        self._lock = threading.RLock()
+        self.memory: dict[str, Any] = {}
         self.health_probes = 0
+        self.route_fetches = 0
+        self.send_failures = 0
+        self.dropped = 0
         self.disconnected: list[str] = []
 
+    # -- bootstrap servers ---------------------------------------------------------------
     def add_prefill(self, bootstrap_addr: str) -> None:
         self._alive.add(bootstrap_addr)
 
@@ -23,12 +83,111 @@ class MockNetwork:
     def revive(self, bootstrap_addr: str) -> None:
         self._alive.add(bootstrap_addr)
 
+    def serve(self, bootstrap_addr: str, handle: Any) -> None:
+        """Route HTTP for `bootstrap_addr` to `handle(method, path, query, body)`."""
+        self._servers[bootstrap_addr] = handle
+
+    def unserve(self, bootstrap_addr: str) -> None:
+        self._servers.pop(bootstrap_addr, None)
+
     def health(self, bootstrap_addr: str) -> bool:
         self.health_probes += 1
         return bootstrap_addr in self._alive
 
+    def get_route(self, bootstrap_addr: str, params: Mapping[str, int]) -> Reply:
+        self.route_fetches += 1
+        handle = self._servers.get(bootstrap_addr)
+        if handle is None or bootstrap_addr not in self._alive:
+            raise TransportError(f"GET http://{bootstrap_addr}/route: connection refused")
+        reply: Reply = handle("GET", "/route", {k: str(v) for k, v in params.items()}, b"")
+        return reply
+
+    # -- endpoints and PUSH sockets ------------------------------------------------------------
+    def bind(self, handler: Handler, ip: str = "127.0.0.1") -> str:
+        endpoint = f"tcp://{ip}:{next(self._ports)}"
+        with self._lock:
+            self._endpoints[endpoint] = handler
+        return endpoint
+
+    def unbind(self, endpoint: str) -> None:
+        with self._lock:
+            self._endpoints.pop(endpoint, None)
+
+    def bind_inbox(self, handler: Handler) -> str:
+        return self.bind(handler).removeprefix("tcp://")
+
+    def register_memory(self, session: str, memory: Any) -> None:
+        self.memory[session] = memory
+
+    def connect(self, endpoint: str) -> MockPushSocket:
+        with self._lock:
+            sock = self._sockets.get(endpoint)
+            if sock is None:
+                sock = self._sockets[endpoint] = MockPushSocket(self, endpoint)
+            return sock
+
     def disconnect(self, endpoint: str) -> None:
-        self.disconnected.append(endpoint)
+        with self._lock:
+            self.disconnected.append(endpoint)
+            self._sockets.pop(endpoint, None)
+
+    def deliver(self, endpoint: str, frames: list[bytes]) -> None:
+        """Send one message; faults apply. TransportError when nobody is bound there."""
+        with self._lock:
+            handler = self._endpoints.get(endpoint)
+            if handler is None:
+                self.send_failures += 1
+                raise TransportError(f"send to {endpoint}: Resource temporarily unavailable (send timed out)")
+            fault = self._take_fault(endpoint, frames)
+            if fault is not None and fault.kind == "drop":
+                self.dropped += 1
+                return
+            if fault is not None:
+                due = self._now() + fault.seconds
+                heapq.heappush(self._pending, (due, next(self._seq), endpoint, frames))
+                return
+        handler(frames)  # outside the lock: the handler may send in turn
+
+    # -- faults ---------------------------------------------------------------------------
+    def drop(self, count: int = 1, endpoint: str | None = None, tag: bytes | None = None) -> None:
+        with self._lock:
+            self._faults.append(_Fault("drop", count, endpoint, tag))
+
+    def delay(
+        self, seconds: float, count: int = 1, endpoint: str | None = None, tag: bytes | None = None
+    ) -> None:
+        if self.clock is None:
+            raise ValueError("delay needs a MockNetwork built with a clock")
+        with self._lock:
+            self._faults.append(_Fault("delay", count, endpoint, tag, seconds))
+
+    def _take_fault(self, endpoint: str, frames: list[bytes]) -> _Fault | None:
+        for fault in self._faults:
+            if fault.count > 0 and fault.matches(endpoint, frames):
+                fault.count -= 1
+                return fault
+        return None
+
+    def _now(self) -> float:
+        return self.clock.now() if self.clock is not None else 0.0
+
+    def pump(self) -> int:
+        """Deliver every delayed message that is due; a dead endpoint loses it. Returns how many."""
+        delivered = 0
+        while True:
+            with self._lock:
+                if not self._pending or self._pending[0][0] > self._now():
+                    return delivered
+                _, _, endpoint, frames = heapq.heappop(self._pending)
+                handler = self._endpoints.get(endpoint)
+            if handler is not None:
+                handler(frames)
+                delivered += 1
 
     def close(self) -> None:
-        self._alive.clear()
+        with self._lock:
+            self._alive.clear()
+            self._servers.clear()
+            self._endpoints.clear()
+            self._sockets.clear()
+            self._pending.clear()

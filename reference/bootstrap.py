@@ -1,0 +1,85 @@
+"""`python -m reference.bootstrap`: serve one bootstrap server until interrupted.
+
+The same server a prefill instance starts (upstream `CommonKVBootstrapServer`, default
+port 8998), standalone, for poking at its routes by hand:
+
+    python -m reference.bootstrap --host 127.0.0.1 --port 8998
+    curl http://127.0.0.1:8998/health
+
+It prints one line with the address it serves (useful with `--port 0`) and stops on
+SIGINT or SIGTERM, exit 0. A busy port or bad flags get one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from reference.variants import SHIPPED
+
+VARIANTS = {name: module for name, (module, _expected) in SHIPPED.items()}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0..65535, got {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m reference.bootstrap", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=_port, default=8998, help="0 picks a free port")
+    parser.add_argument("--variant", choices=list(VARIANTS), default="fixed")
+    parser.add_argument("--cleanup-interval", type=_seconds, default=120.0)
+    parser.add_argument("--entry-ttl", type=_seconds, default=120.0)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    variant = importlib.import_module(VARIANTS[args.variant])
+    server = variant.BootstrapServer(
+        args.host, args.port, cleanup_interval=args.cleanup_interval, entry_ttl=args.entry_ttl
+    )
+    try:
+        server.start()
+    except (OSError, RuntimeError) as exc:
+        print(
+            f"python -m reference.bootstrap: error: cannot serve on {args.host}:{args.port}: {exc}",
+            file=sys.stderr,
+        )
+        return 1
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"bootstrap server ({args.variant}) serving on http://{server.address}", flush=True)
+    try:
+        while not stop.wait(0.5):
+            pass
+    finally:
+        server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

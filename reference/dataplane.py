@@ -1,0 +1,93 @@
+"""The KV data plane: how a prefill rank's KV bytes reach the decode's memory.
+
+Upstream, the decode registers its KV cache memory with a transfer engine (Mooncake,
+NIXL, ...) and sends the pointers in its registration message; the prefill writes
+each page straight into that memory (an RDMA or TCP write), then reports Success on
+the control plane. Here the decode's memory is a `KVMemory` (a bytearray cut into
+one region per prefill rank it receives from) and the prefill's engine is a
+`KVWriter`, one small interface with two default implementations:
+
+- `MemcpyWriter` (mock transport): the decode registered its memory under its session
+  id in-process; the write is a slice assignment.
+- `ZmqBytesWriter` (loopback): the bytes travel as a `KV` message to the decode's PULL
+  socket, on the same PUSH socket as the later status, so they arrive first; the
+  decode's inbox copies them into memory.
+
+A real backend (Mooncake, NIXL, torch) plugs in as another `KVWriter`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from reference.transport.base import TransportError
+from reference.wire import KVWrite, Registration
+
+
+class KVMemory:
+    """The decode's registered KV pool: `regions` regions of `pages` pages of `item_len`."""
+
+    def __init__(self, regions: int = 2, pages: int = 64, item_len: int = 64) -> None:
+        self.regions, self.pages, self.item_len = regions, pages, item_len
+        self._buf = bytearray(regions * pages * item_len)
+        self._lock = threading.Lock()
+
+    def region_ptr(self, region: int) -> int:
+        if not 0 <= region < self.regions:
+            raise ValueError(f"region {region} outside 0..{self.regions - 1}")
+        return region * self.pages * self.item_len
+
+    def page_ptr(self, region: int, page: int) -> int:
+        return self.region_ptr(region) + page * self.item_len
+
+    def write(self, ptr: int, data: bytes) -> None:
+        if ptr < 0 or ptr + len(data) > len(self._buf):
+            raise ValueError(f"write of {len(data)} bytes at {ptr} outside the registered memory")
+        with self._lock:
+            self._buf[ptr : ptr + len(data)] = data
+
+    def read(self, ptr: int, size: int) -> bytes:
+        with self._lock:
+            return bytes(self._buf[ptr : ptr + size])
+
+    def zero(self, region: int, pages: list[int]) -> None:
+        for page in pages:
+            self.write(self.page_ptr(region, page), bytes(self.item_len))
+
+
+class KVWriter(Protocol):
+    """A prefill rank's transfer engine: write `data` at `dst_ptr` of a decode's memory."""
+
+    name: str
+
+    def write(self, registration: Registration, dst_ptr: int, data: bytes) -> None:
+        """Raise TransportError when the bytes cannot be delivered."""
+        ...
+
+
+class MemcpyWriter:
+    name = "memcpy"
+
+    def __init__(self, registry: dict[str, KVMemory]) -> None:
+        self._registry = registry
+
+    def write(self, registration: Registration, dst_ptr: int, data: bytes) -> None:
+        memory = self._registry.get(registration.session)
+        if memory is None:
+            raise TransportError(f"no memory registered under session {registration.session}")
+        try:
+            memory.write(dst_ptr, data)
+        except ValueError as exc:
+            raise TransportError(str(exc)) from None
+
+
+class ZmqBytesWriter:
+    name = "zmq-bytes"
+
+    def __init__(self, send: Callable[[str, list[bytes]], None]) -> None:
+        self._send = send  # (decode ip:port, frames), on the link that also carries status
+
+    def write(self, registration: Registration, dst_ptr: int, data: bytes) -> None:
+        self._send(registration.decode_endpoint, KVWrite(dst_ptr, data).frames())

@@ -1,0 +1,152 @@
+"""The loopback transport: real pyzmq sockets and real HTTP, on 127.0.0.1 only.
+
+What upstream's decode does with sockets, in one object per process:
+
+- HTTP to bootstrap servers with one keep-alive `requests.Session` (`/health` with
+  upstream's (2, 3) s timeout, `/route` with 5 s);
+- the PUSH socket cache (upstream: class-level on `CommonKVReceiver`), each socket
+  with LINGER 0 and a bounded send (SNDTIMEO, upstream 1 s since #31144); a send that
+  times out raises `TransportError`;
+- `bind_inbox`: a PULL socket on an ephemeral port and a listener thread that hands
+  every message to a handler (upstream: the decode thread).
+
+One zmq Context per transport, destroyed by `close()`, which also stops the listener
+threads and closes the HTTP session: nothing outlives it. Any other host than
+127.0.0.1/localhost is refused.
+
+Decision: sockets set ZMQ_IMMEDIATE=1 (`immediate=True`), so a send to a port nobody
+listens on fails after the send timeout instead of queueing. Upstream leaves it at 0,
+where messages to a dead port queue silently (up to SNDHWM, 1000) and the request
+ends in the 300 s waiting timeout instead; the mock's `drop` fault shows that path.
+Either way a stale port means a failed request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+
+import requests
+import zmq
+
+from reference.transport.base import Frames, Handler, Reply, TransportError
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+POLL_MS = 20  # listener threads re-check their stop flag this often
+
+
+def _check_loopback(addr: str) -> str:
+    host = addr.removeprefix("tcp://").rsplit(":", 1)[0]
+    if host not in LOOPBACK_HOSTS:
+        raise TransportError(f"the loopback transport only talks to 127.0.0.1, not {addr}")
+    return addr
+
+
+class LoopbackPushSocket:
+    def __init__(self, sock: zmq.Socket, endpoint: str, timeout: float) -> None:
+        self.sock, self.endpoint, self.timeout = sock, endpoint, timeout
+        self.lock = threading.Lock()
+
+    def send(self, frames: Frames) -> None:
+        try:
+            self.sock.send_multipart(list(frames))
+        except zmq.Again:
+            raise TransportError(f"send to {self.endpoint} timed out after {self.timeout} s") from None
+        except zmq.ZMQError as exc:
+            raise TransportError(f"send to {self.endpoint}: {exc}") from None
+
+
+class LoopbackTransport:
+    def __init__(self, send_timeout: float = 1.0, immediate: bool = True) -> None:
+        self.send_timeout, self.immediate = send_timeout, immediate
+        self.ctx = zmq.Context()
+        self._sockets: dict[str, LoopbackPushSocket] = {}
+        self._global_lock = threading.Lock()
+        self._http = requests.Session()
+        self._http_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._listeners: list[threading.Thread] = []
+        self.route_fetches = 0
+        self.handler_errors = 0
+
+    # -- HTTP ------------------------------------------------------------------------------
+    def health(self, bootstrap_addr: str) -> bool:
+        try:
+            with self._http_lock:
+                url = f"http://{_check_loopback(bootstrap_addr)}/health"
+                return self._http.get(url, timeout=(2, 3)).status_code == 200
+        except (requests.RequestException, TransportError):
+            return False
+
+    def get_route(self, bootstrap_addr: str, params: Mapping[str, int]) -> Reply:
+        self.route_fetches += 1
+        url = f"http://{_check_loopback(bootstrap_addr)}/route"
+        try:
+            with self._http_lock:
+                response = self._http.get(url, params=dict(params), timeout=5)
+        except requests.RequestException as exc:
+            raise TransportError(f"GET {url}: {type(exc).__name__}") from None
+        is_json = response.headers.get("Content-Type", "").startswith("application/json")
+        return Reply(response.status_code, response.json() if is_json else response.text)
+
+    # -- PUSH sockets ----------------------------------------------------------------------
+    def connect(self, endpoint: str) -> LoopbackPushSocket:
+        with self._global_lock:
+            cached = self._sockets.get(endpoint)
+            if cached is not None:
+                return cached
+            sock = self.ctx.socket(zmq.PUSH)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDTIMEO, int(self.send_timeout * 1000))
+            sock.setsockopt(zmq.IMMEDIATE, int(self.immediate))
+            try:
+                sock.connect(_check_loopback(endpoint))
+            except (zmq.ZMQError, TransportError) as exc:
+                sock.close()
+                raise TransportError(f"connect to {endpoint}: {exc}") from None
+            self._sockets[endpoint] = LoopbackPushSocket(sock, endpoint, self.send_timeout)
+            return self._sockets[endpoint]
+
+    def disconnect(self, endpoint: str) -> None:
+        with self._global_lock:
+            cached = self._sockets.pop(endpoint, None)
+        if cached is not None:
+            with cached.lock:
+                cached.sock.close()
+
+    # -- the inbox -------------------------------------------------------------------------
+    def bind_inbox(self, handler: Handler) -> str:
+        pull = self.ctx.socket(zmq.PULL)
+        pull.setsockopt(zmq.LINGER, 0)
+        port = pull.bind_to_random_port("tcp://127.0.0.1")
+        thread = threading.Thread(
+            target=self._listen, args=(pull, handler), name=f"inbox-{port}", daemon=True
+        )
+        self._listeners.append(thread)
+        thread.start()
+        return f"127.0.0.1:{port}"
+
+    def _listen(self, pull: zmq.Socket, handler: Handler) -> None:
+        try:
+            while not self._stop.is_set():
+                if not pull.poll(POLL_MS):
+                    continue
+                frames = pull.recv_multipart()
+                try:
+                    handler(frames)
+                except Exception:  # a handler bug must not silence the inbox
+                    self.handler_errors += 1
+        finally:
+            pull.close()
+
+    def register_memory(self, session: str, memory: object) -> None:
+        """Nothing to do: on loopback the KV bytes arrive through the inbox."""
+
+    def close(self, timeout: float = 2.0) -> None:
+        self._stop.set()
+        for thread in self._listeners:
+            thread.join(timeout)
+        with self._global_lock:
+            self._sockets.clear()
+        self.ctx.destroy(linger=0)
+        self._http.close()
