@@ -20,13 +20,12 @@ import time
 from types import ModuleType
 from typing import Any
 
-from reference.dataplane import KVMemory
-from reference.transport.loopback import LoopbackTransport
-
 from benchmarks.stream import Outcome
 from reference.clock import RealClock
 from reference.config import ManagerConfig
+from reference.dataplane import KVMemory
 from reference.status import KVPoll
+from reference.transport.loopback import LoopbackTransport
 
 PAGES_PER_REQUEST, ITEM_LEN = 4, 64
 DONE = (KVPoll.Success, KVPoll.Failed)

@@ -34,9 +34,11 @@ from typing import Any
 
 import requests
 
+from benchmarks.loopback_decode import WAITING_TIMEOUT, LoopbackDecode
 from benchmarks.modes import Mode
 from benchmarks.recovery_metrics import summarise_run, summarise_variant
 from benchmarks.stream import Outcome, StreamConfig, run_stream
+from reference.prefill.loopback import LoopbackPrefill
 
 VARIANTS = ("buggy", "fixed")
 TP_SIZE = 2
@@ -50,8 +52,6 @@ class Fleet:
     """`receivers` decode ranks facing one restartable loopback prefill (a `stream.System`)."""
 
     def __init__(self, module: ModuleType, prefill: Any, receivers: int, send_timeout: float) -> None:
-        from benchmarks.loopback_decode import LoopbackDecode  # needs the loopback transport
-
         self.prefill = prefill
         self._stack = ExitStack()
         self.decodes = [
@@ -105,20 +105,7 @@ class Fleet:
         self._stack.close()
 
 
-def available() -> str | None:
-    """None when this checkout can run the benchmark, else why not."""
-    if not hasattr(importlib.import_module("reference.fixed"), "KVReceiver"):
-        return "this checkout has no KVReceiver (bootstrap branch not merged)"
-    try:
-        importlib.import_module("reference.prefill.loopback")
-    except ImportError:
-        return "this checkout has no loopback prefill (bootstrap branch not merged)"
-    return None
-
-
 def one_run(variant: str, config: StreamConfig, send_timeout: float, repetition: int) -> dict[str, Any]:
-    from reference.prefill.loopback import LoopbackPrefill
-
     module = importlib.import_module(f"reference.{variant}")
     with LoopbackPrefill(tp_size=TP_SIZE) as prefill:
         old_ports = list(prefill.rank_ports)
@@ -134,8 +121,6 @@ def one_run(variant: str, config: StreamConfig, send_timeout: float, repetition:
 
 
 def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> dict[str, Any]:
-    from benchmarks.loopback_decode import WAITING_TIMEOUT
-
     config = StreamConfig(
         receivers=receivers or mode.recovery_receivers,
         rate=rate or mode.recovery_rate,

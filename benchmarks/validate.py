@@ -17,6 +17,7 @@ from benchmarks.modes import Mode
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TARGET_IDS = ("cache-hit-share", "recovery", "detection")
+SWITCHES = ("", ", switch 10us")  # contention at the default and at a 10 us GIL switch interval
 
 
 def _positive(value: Any) -> bool:
@@ -25,29 +26,25 @@ def _positive(value: Any) -> bool:
     )
 
 
-def expected_cases(mode: Mode, receiver: bool) -> list[str]:
-    """The cases a run must have; `receiver`: the checkout has a KVReceiver."""
-    cases = [
+def expected_cases(mode: Mode) -> list[str]:
+    """The cases a run must have."""
+    return [
         "update_status/existing-room",
         "update_status/new-room",
         "update_status/late-failed-after-clear",
         *(f"_handle_node_failure/{n}-rooms" for n in mode.room_counts),
         "task registration/spawn+finish",
+        "receiver cache hit (_setup_bootstrap_infos)",
+        *(f"cache hits under invalidation/{n}-threads{s}" for n in mode.thread_counts for s in SWITCHES),
+        "receiver set-up on a miss (loopback)",
     ]
-    if receiver:
-        cases += [
-            "receiver cache hit (_setup_bootstrap_infos)",
-            *(f"cache hits under invalidation/{n}-threads" for n in mode.thread_counts),
-            "receiver set-up on a miss (loopback)",
-        ]
-    return cases
 
 
-def check_overhead(data: dict[str, Any], mode: Mode, receiver: bool) -> list[str]:
+def check_overhead(data: dict[str, Any], mode: Mode) -> list[str]:
     problems = []
     cases = {p.get("case"): p for p in data.get("pairs", [])}
-    problems += [f"overhead: case {c!r} missing" for c in expected_cases(mode, receiver) if c not in cases]
-    if receiver and not _positive((data.get("setup_share") or {}).get("fixed_cache_hit_share")):
+    problems += [f"overhead: case {c!r} missing" for c in expected_cases(mode) if c not in cases]
+    if not _positive((data.get("setup_share") or {}).get("fixed_cache_hit_share")):
         problems.append("overhead: no cache-hit share of a loopback set-up")
     for case, p in cases.items():
         for side in ("buggy", "fixed"):
@@ -106,7 +103,7 @@ def check_summary(data: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_dir(out: Path, mode: Mode, expect: tuple[str, ...], receiver: bool) -> list[str]:
+def check_dir(out: Path, mode: Mode, expect: tuple[str, ...]) -> list[str]:
     """Check every result file of a run in `out`; `expect` names the parts that ran."""
     problems = []
     for part in expect:
@@ -116,7 +113,7 @@ def check_dir(out: Path, mode: Mode, expect: tuple[str, ...], receiver: bool) ->
             continue
         data = json.loads(path.read_text())
         if part == "overhead":
-            problems += check_overhead(data, mode, receiver)
+            problems += check_overhead(data, mode)
         elif part == "detection":
             problems += check_detection(data, mode)
         else:
