@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("matplotlib", reason="the benchmark tools are the `bench` extra")
+pytest.importorskip("pytest_benchmark", reason="the benchmark tools are the `bench` extra")
+
 from benchmarks import overhead, plots, recovery_metrics, stream, targets, validate
 from benchmarks.cli import main
 from benchmarks.modes import SMOKE
