@@ -99,6 +99,7 @@ def _recovery_panel(ax: Any, run: dict[str, Any], name: str, send_timeout: float
             run["registered_after_s"], color="tab:purple", linestyle="--", label="new prefill registered"
         )
     ax.set_yscale("log")
+    ax.set_ylim(0.2, 3e4)  # room above the slowest request (a send timeout) for the legend
     ax.set_ylabel("latency (ms)")
     first = run["first_success_after_restart_s"]
     first_text = f"{first * 1e3:.0f} ms" if isinstance(first, int | float) else first

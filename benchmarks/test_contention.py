@@ -96,7 +96,7 @@ def test_contention(benchmark, variant, mode: Mode, threads: int, switch: str) -
     if SWITCHES[switch] is not None:
         sys.setswitchinterval(SWITCHES[switch])
     try:
-        benchmark.pedantic(contention.race, setup=contention.prepare, rounds=max(1, mode.rounds // 40))
+        benchmark.pedantic(contention.race, setup=contention.prepare, rounds=max(1, mode.rounds // 10))
     finally:
         sys.setswitchinterval(previous)
     benchmark.extra_info.update(threads=threads, **contention.tally)
