@@ -142,7 +142,7 @@ def _write(out: Path, mode: Mode, described: dict, results: dict[str, Any], run:
     }
     for part, data in results.items():
         data["machine"] = described
-        overhead.write_json(out / f"{part}.json", data)
+        overhead.write_json(out / f"{part}.json", data, compact=part == "recovery")
         draw[part](data, out / f"{part}.png")
     checked = targets.check_all(
         results.get("overhead", {}), results.get("recovery"), results.get("detection")

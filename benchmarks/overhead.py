@@ -128,6 +128,8 @@ def setup_share(pairs: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def write_json(path: Path, payload: dict[str, Any]) -> None:
+def write_json(path: Path, payload: dict[str, Any], compact: bool = False) -> None:
+    """Indented for reading, or one line (`compact`) for per-request records."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")
+    text = json.dumps(payload, separators=(",", ":")) if compact else json.dumps(payload, indent=1)
+    path.write_text(text + "\n")

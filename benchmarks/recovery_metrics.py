@@ -44,7 +44,13 @@ class Request:
         return self.done_s - self.sent_s
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "latency_s": self.latency_s}
+        """Times to the microsecond, no empty detail: thousands of these go into the results."""
+        out = {**asdict(self), "latency_s": self.latency_s}
+        for key in ("sent_s", "done_s", "latency_s"):
+            out[key] = round(out[key], 6)
+        if not out["detail"]:
+            del out["detail"]
+        return out
 
 
 def _per_key(requests: list[Request]) -> dict[str, int]:
