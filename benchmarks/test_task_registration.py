@@ -9,6 +9,8 @@ The bare form is "buggy" and the held form "fixed" in the report.
 
 Upstream starts these tasks once per server, so the absolute cost only matters for
 code that spawns a task per request; the ratio shows what the pattern adds per task.
+The second benchmark times the real thing once: each variant's `DPDispatcher.start()`
+(three loops) on the mock worker pool, until each loop reached its first await.
 pytest-benchmark has no async support, hence `loop.run_until_complete` per round.
 """
 
@@ -20,6 +22,7 @@ import pytest
 
 from benchmarks.conftest import label
 from benchmarks.modes import Mode
+from reference.transport.dp_mock import MockWorkerPool
 
 
 async def _trivial(counter: list[int]) -> None:
@@ -66,3 +69,29 @@ def test_task_registration(benchmark, mode: Mode, form: str) -> None:
         loop.close()
     assert counter[0] == mode.task_batch * (mode.rounds + 1), "every spawned task must have run"
     assert not tasks, "the done callbacks must have emptied the set"
+
+
+def test_dispatcher_start(benchmark, variant, mode: Mode) -> None:
+    name, module = variant
+    loop = asyncio.new_event_loop()
+
+    def setup():
+        pool = MockWorkerPool(2)
+        loop.run_until_complete(pool.start())
+        return (module.DPDispatcher(pool),), {}
+
+    async def start_loops(dispatcher) -> None:
+        dispatcher.start()
+        await asyncio.sleep(0)  # each loop runs to its first await
+
+    def start(dispatcher) -> None:
+        loop.run_until_complete(start_loops(dispatcher))
+
+    def close(dispatcher) -> None:
+        loop.run_until_complete(dispatcher.close())
+
+    label(benchmark, "task registration/DPDispatcher.start() (3 loops)", name, 1)
+    try:
+        benchmark.pedantic(start, setup=setup, teardown=close, rounds=mode.rounds, warmup_rounds=1)
+    finally:
+        loop.close()

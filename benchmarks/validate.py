@@ -34,6 +34,7 @@ def expected_cases(mode: Mode) -> list[str]:
         "update_status/late-failed-after-clear",
         *(f"_handle_node_failure/{n}-rooms" for n in mode.room_counts),
         "task registration/spawn+finish",
+        "task registration/DPDispatcher.start() (3 loops)",
         "receiver cache hit (_setup_bootstrap_infos)",
         *(f"cache hits under invalidation/{n}-threads{s}" for n in mode.thread_counts for s in SWITCHES),
         "receiver set-up on a miss (loopback)",

@@ -12,6 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from reference.dataplane.discovery import BACKENDS
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.result import Result
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--variant", action="append", choices=list(SHIPPED), help="repeatable")
     parser.add_argument("--impl", action="append", metavar="MODULE", help="your own variant module")
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
+    parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
@@ -57,12 +59,16 @@ def exit_code(results: Sequence[Result]) -> int:
     return 0 if all(r.as_expected for r in results) else 1
 
 
+def _transport(result: Result) -> str:
+    return f"{result.transport}+{result.backend}" if result.backend else result.transport
+
+
 def format_table(results: Sequence[Result]) -> str:
     rows = [("lesson", "variant", "transport", "verdict", "expected", "time", "symptom")]
     for r in results:
         mark = "" if r.as_expected else " !"
         rows.append(
-            (r.lesson, r.variant, r.transport, r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
+            (r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
         )
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
     return "\n".join(
@@ -78,17 +84,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
-    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat)
+    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat, backend=args.backend)
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
-    lessons = [x for x in lessons if args.transport in x.transports]
+    for lesson in [x for x in lessons if args.backend not in x.backends]:
+        print(f"skipped {lesson.id}: moves no KV bytes over backend {args.backend}", file=sys.stderr)
+    lessons = [x for x in lessons if args.transport in x.transports and args.backend in x.backends]
     if not lessons:
-        print(f"python -m reference: error: no selected lesson runs on {args.transport}", file=sys.stderr)
+        where = (
+            args.transport if args.backend == "default" else f"{args.transport} with backend {args.backend}"
+        )
+        print(f"python -m reference: error: no selected lesson runs on {where}", file=sys.stderr)
         return 2
     results = [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=2))
     else:
         print(format_table(results))
+        for lesson in [LESSONS[i] for i in dict.fromkeys(args.lesson or ())]:
+            if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
+                print(f"\n{lesson.notes()}")
     return exit_code(results)

@@ -27,3 +27,23 @@ class ManagerConfig:
             raise ValueError("heartbeat_max_failures must be at least 1")
         if not 0 <= self.attn_tp_rank < self.attn_tp_size:
             raise ValueError("attn_tp_rank must be in 0..attn_tp_size-1")
+
+
+@dataclass(frozen=True)
+class DispatcherConfig:
+    """The DP dispatcher's tunables (upstream `SGLANG_ENCODER_*`), in loop seconds."""
+
+    req_timeout: float = 180.0  # SGLANG_ENCODER_REQ_TIMEOUT: bound on one encode
+    send_timeout: float = 180.0  # SGLANG_ENCODER_SEND_TIMEOUT: ttl of a mapping awaiting /send
+    listener_max_errors: int = 30  # consecutive receive errors before the listener gives up
+
+    def __post_init__(self) -> None:
+        if self.req_timeout <= 0 or self.send_timeout <= 0:
+            raise ValueError("timeouts must be positive")
+        if self.listener_max_errors < 1:
+            raise ValueError("listener_max_errors must be at least 1")
+
+    @property
+    def cleanup_interval(self) -> float:
+        """How often the stale-mapping sweep runs: max(ttl / 4, 30 s), as upstream."""
+        return max(self.send_timeout / 4, 30.0)

@@ -35,6 +35,7 @@ class Registration:
     decode_endpoint: str  # ip:port of the decode's PULL socket, where status goes
     kv_ptr: int
     item_len: int
+    plane: str = ""  # a real backend's Registration as JSON (reference/dataplane); "" on the default
 
     def frames(self) -> list[bytes]:
         return [
@@ -43,6 +44,7 @@ class Registration:
             self.decode_endpoint.encode(),
             b"%d" % self.kv_ptr,
             b"%d" % self.item_len,
+            *([self.plane.encode()] if self.plane else []),
         ]
 
 
@@ -108,8 +110,9 @@ def decode(frames: list[bytes]) -> Message:
 
 def _decode(f: list[bytes]) -> Message:
     tag = f[0] if f else b""
-    if tag == REGISTER and len(f) == 5:
-        return Registration(f[1].decode(), f[2].decode(), _int(f[3]), _int(f[4]))
+    if tag == REGISTER and len(f) in (5, 6):
+        plane = f[5].decode() if len(f) == 6 else ""
+        return Registration(f[1].decode(), f[2].decode(), _int(f[3]), _int(f[4]), plane)
     if tag == METADATA and len(f) == 6:
         indices = tuple(array("i", f[4]))
         return Metadata(_int(f[1]), f[2].decode(), f[3].decode(), indices, _int(f[5]))

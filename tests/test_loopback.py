@@ -54,6 +54,8 @@ def test_cli_runs_every_loopback_lesson():
         ("live-set-race", "fixed"): "ok",
         ("stale-bootstrap", "buggy"): "bug",
         ("stale-bootstrap", "fixed"): "ok",
+        ("task-refs", "buggy"): "bug",  # dispatcher workers as real processes
+        ("task-refs", "fixed"): "ok",
     }
     assert "skipped failed-resurrect: no loopback scenario" in proc.stderr
     assert all(r["transport"] == "loopback" for r in json.loads(proc.stdout)["results"])

@@ -11,6 +11,13 @@ The cleanup task (`_cleanup_expired_entries`: sleep `cleanup_interval`, then dro
 `room_to_dp_rank` entries older than `entry_ttl`; upstream: 120 s and 120 s) is created
 by `_start_background_tasks`, which each variant provides: that is where lesson
 `task-refs` (PR #33048) lives, a bare `create_task` against a held reference.
+
+Three options exist for that lesson and leave the default server as upstream's:
+`cleanup_ticks` (what the cleanup waits on between rounds; default: its own sleep,
+see `cleanup_ticks.py`), `loop` (the event loop the thread runs, e.g. a `JumpLoop`;
+the server closes it) and `listen=False` (no socket and no HTTP site: the mock
+transport calls `table.handle` in-process while the thread, the loop and the cleanup
+run as usual).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from typing import Any
 from aiohttp import web
 
 from reference.common.bootstrap_table import BootstrapTable
+from reference.common.cleanup_ticks import SleepTicks, Ticks
 from reference.transport.base import Reply
 
 MAX_BODY = 64 * 1024
@@ -62,13 +70,19 @@ class BootstrapServerBase:
         entry_ttl: float = 120.0,
         max_body: int = MAX_BODY,
         now: Callable[[], float] = time.monotonic,
+        cleanup_ticks: Ticks | None = None,  # None: SleepTicks(cleanup_interval), as upstream
+        loop: asyncio.AbstractEventLoop | None = None,
+        listen: bool = True,
     ) -> None:
         self.host, self.requested_port = host, port
         self.cleanup_interval, self.entry_ttl, self.max_body = cleanup_interval, entry_ttl, max_body
+        self.cleanup_ticks = cleanup_ticks or SleepTicks(cleanup_interval)
+        self.listen = listen
         self.table = BootstrapTable(now)
         self.cleanup_rounds = 0
         self._sock: socket.socket | None = None
         self._port: int | None = None
+        self._given_loop = loop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
@@ -94,7 +108,7 @@ class BootstrapServerBase:
     # -- the background task -------------------------------------------------------------
     async def _cleanup_expired_entries(self) -> None:
         while True:
-            await asyncio.sleep(self.cleanup_interval)
+            await self.cleanup_ticks.next_tick()
             self.table.expire(self.entry_ttl)
             self.cleanup_rounds += 1
 
@@ -105,7 +119,7 @@ class BootstrapServerBase:
     @property
     def port(self) -> int:
         if self._port is None:
-            raise RuntimeError("bootstrap server not started")
+            raise RuntimeError("bootstrap server not started, or started with listen=False")
         return self._port
 
     @property
@@ -113,9 +127,10 @@ class BootstrapServerBase:
         return f"{self.host}:{self.port}"
 
     def start(self) -> BootstrapServerBase:
-        self._sock = listen_socket(self.host, self.requested_port)
-        self._port = int(self._sock.getsockname()[1])
-        self._loop = asyncio.new_event_loop()
+        if self.listen:
+            self._sock = listen_socket(self.host, self.requested_port)
+            self._port = int(self._sock.getsockname()[1])
+        self._loop = self._given_loop or asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_server, name="bootstrap-server", daemon=True)
         self._thread.start()
         if not self._started.wait(START_TIMEOUT):
@@ -128,13 +143,14 @@ class BootstrapServerBase:
 
     def _run_server(self) -> None:
         loop = self._loop
-        assert loop is not None and self._sock is not None
+        assert loop is not None
         asyncio.set_event_loop(loop)
         runner = web.AppRunner(self.make_app(), access_log=None)
         try:
             self._start_background_tasks(loop)
-            loop.run_until_complete(runner.setup())
-            loop.run_until_complete(web.SockSite(runner, self._sock).start())
+            if self._sock is not None:
+                loop.run_until_complete(runner.setup())
+                loop.run_until_complete(web.SockSite(runner, self._sock).start())
         except Exception as exc:
             self._startup_error = exc
         self._started.set()

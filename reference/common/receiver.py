@@ -121,7 +121,8 @@ class ReceiverBase:
     def _registration_frames(self, info: dict) -> list[bytes]:
         inbox = self.kv_mgr.inbox
         ptr = inbox.memory.region_ptr(info["region"])
-        return wire.Registration(inbox.session, inbox.endpoint, ptr, inbox.memory.item_len).frames()
+        memory = inbox.memory
+        return wire.Registration(inbox.session, inbox.endpoint, ptr, memory.item_len, memory.plane).frames()
 
     def _metadata_frames(self, kv_indices: list[int]) -> list[bytes]:
         inbox = self.kv_mgr.inbox

@@ -26,9 +26,15 @@ STOP_TIMEOUT = 5.0
 
 class LoopbackPrefill:
     def __init__(
-        self, tp_size: int = 2, cp_size: int = 1, send_timeout: float = 1.0, bootstrap_port: int = 0
+        self,
+        tp_size: int = 2,
+        cp_size: int = 1,
+        send_timeout: float = 1.0,
+        bootstrap_port: int = 0,
+        backend: str = "default",
     ) -> None:
         self.tp_size, self.cp_size, self.send_timeout = tp_size, cp_size, send_timeout
+        self.backend = backend  # the KV data plane its ranks write with
         self.bootstrap_port = bootstrap_port  # 0: the first start picks one; restarts keep it
         self.rank_ports: list[int] = []
         self.pids: list[int] = []
@@ -41,7 +47,8 @@ class LoopbackPrefill:
 
     def start(self) -> None:
         args = ["--bootstrap-port", str(self.bootstrap_port), "--tp-size", str(self.tp_size),
-                "--cp-size", str(self.cp_size), "--send-timeout", str(self.send_timeout)]  # fmt: skip
+                "--cp-size", str(self.cp_size), "--send-timeout", str(self.send_timeout),
+                "--backend", self.backend]  # fmt: skip
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),

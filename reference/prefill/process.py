@@ -16,11 +16,14 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable
+from contextlib import ExitStack
 
 import requests
 import zmq
 
-from reference.dataplane import ZmqBytesWriter
+from reference.dataplane import BACKENDS, KVWriter, ZmqBytesWriter, open_plane
+from reference.dataplane.adapters import PlaneWriter
 from reference.fixed.bootstrap_server import BootstrapServer
 from reference.prefill.mock import registration_body
 from reference.prefill.rank import PrefillRank
@@ -41,13 +44,24 @@ def _watch_stdin(stop: threading.Event) -> None:
     stop.set()
 
 
-def serve(bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float) -> None:
+def _writer(backend: str, send: Callable[[str, list[bytes]], None], stack: ExitStack) -> KVWriter:
+    """KV frames on the status link by default; a real backend's page writes otherwise."""
+    if backend == "default":
+        return ZmqBytesWriter(send)
+    plane = stack.enter_context(open_plane(backend, transport="loopback"))
+    return PlaneWriter(plane)
+
+
+def serve(
+    bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float, backend: str = "default"
+) -> None:
     server = BootstrapServer(HOST, bootstrap_port).start()
     link = LoopbackTransport(send_timeout=send_timeout)  # PUSH sockets to decode inboxes
     pulls: list[zmq.Socket] = []
+    stack = ExitStack()
     try:
         send = lambda decode, frames: link.connect(f"tcp://{decode}").send(frames)  # noqa: E731
-        writer, ranks, ports = ZmqBytesWriter(send), [], []
+        writer, ranks, ports = _writer(backend, send, stack), [], []
         for cp in range(cp_size):
             for tp in range(tp_size):
                 pull = link.ctx.socket(zmq.PULL)
@@ -68,6 +82,7 @@ def serve(bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float) 
             for sock, _ in poller.poll(POLL_MS):
                 ranks[pulls.index(sock)].handle(sock.recv_multipart())
     finally:
+        stack.close()
         for pull in pulls:
             pull.close()
         link.close()
@@ -80,9 +95,10 @@ def main() -> int:
     parser.add_argument("--tp-size", type=int, default=2)
     parser.add_argument("--cp-size", type=int, default=1)
     parser.add_argument("--send-timeout", type=float, default=1.0)
+    parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane")
     args = parser.parse_args()
     try:
-        serve(args.bootstrap_port, args.tp_size, args.cp_size, args.send_timeout)
+        serve(args.bootstrap_port, args.tp_size, args.cp_size, args.send_timeout, args.backend)
     except (OSError, RuntimeError, requests.RequestException) as exc:
         print(f"prefill: error: {exc}", file=sys.stderr)
         return 1

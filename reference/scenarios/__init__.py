@@ -1,6 +1,6 @@
 """The lesson registry: one scenario module per upstream fix, in teaching order."""
 
-from reference.scenarios import failed_resurrect, live_set_race, stale_bootstrap
+from reference.scenarios import failed_resurrect, live_set_race, stale_bootstrap, task_refs
 from reference.scenarios.lesson import Lesson, Options, run_lesson
 
 LESSONS: dict[str, Lesson] = {
@@ -9,6 +9,7 @@ LESSONS: dict[str, Lesson] = {
         failed_resurrect.LESSON,
         live_set_race.LESSON,
         stale_bootstrap.LESSON,
+        task_refs.LESSON,
     )
 }
 

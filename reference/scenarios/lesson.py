@@ -25,6 +25,7 @@ class Options:
     transport: str = "mock"
     seed: int = 0
     repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
+    backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
 
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -39,6 +40,8 @@ class Lesson:
     body: Body
     transports: tuple[str, ...] = ("mock",)
     stress: Body | None = None
+    notes: Callable[[], str] | None = None  # extra text the CLI prints when the lesson is asked for
+    backends: tuple[str, ...] = ("default",)  # KV data planes it can move its bytes over
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
@@ -48,6 +51,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         lesson=lesson.id,
         variant=variant.name,
         transport=options.transport,
+        backend="" if options.backend == "default" else options.backend,
         verdict=observation.verdict,
         expected=variant.expected,
         symptom=observation.symptom,
@@ -63,6 +67,9 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
         return Observation("unknown", f"variant lacks {', '.join(missing)}")
     if options.transport not in lesson.transports:
         return Observation("unknown", f"no {options.transport} scenario for this lesson")
+    unusable = _backend_unusable(lesson, options)
+    if unusable:
+        return Observation("unknown", unusable)
     try:
         observation = lesson.body(variant.module, options)
         if options.repeat > 0 and lesson.stress is not None:
@@ -72,6 +79,20 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
         return Observation("unknown", f"hit its time bound: {exc}")
     except Exception as exc:
         return Observation("unknown", f"scenario raised {type(exc).__name__}: {exc}")
+
+
+def _backend_unusable(lesson: Lesson, options: Options) -> str:
+    """Why the lesson cannot run over the asked-for KV backend here ("" when it can)."""
+    if options.backend == "default":
+        return ""
+    if options.backend not in lesson.backends:
+        return f"this lesson moves no KV bytes over backend {options.backend}"
+    if options.transport == "mock":
+        return f"backend {options.backend} moves bytes between processes: use --transport loopback"
+    from reference.dataplane import discovery  # optional backends are probed only when asked
+
+    status = discovery.backend_status(options.backend)
+    return "" if status.usable else f"backend {options.backend} unavailable: {status.reason}"
 
 
 def _with_stress(verdict: Observation, stress: Observation) -> Observation:

@@ -35,13 +35,14 @@ class Result:
     seconds: float = 0.0
     timeline: list[Event] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
 
     @property
     def as_expected(self) -> bool:
         return self.verdict == self.expected
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        fields = {
             "lesson": self.lesson,
             "variant": self.variant,
             "transport": self.transport,
@@ -50,6 +51,7 @@ class Result:
             "symptom": self.symptom,
             "seconds": round(self.seconds, 4),
         }
+        return {**fields, "backend": self.backend} if self.backend else fields
 
 
 @dataclass(frozen=True)

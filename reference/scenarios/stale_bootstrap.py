@@ -16,7 +16,9 @@ probe answered. Verdict from what the requests did: `bug` when no request succee
 after the restart (naming the stale ports), when more than one request per cache key
 fails, or when KV bytes differ from what the prefill sent; `ok` when, after at most
 one failure per key, every request succeeds on the new ports with verified bytes.
-On `--transport loopback` the prefill is a real OS process killed and started again.
+On `--transport loopback` the prefill is a real OS process killed and started again;
+with `--backend NAME` its ranks write the KV pages with that backend (Mooncake, NIXL,
+torch) into a buffer a decode rank process registered (reference/dataplane/adapters.py).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import random
 from types import ModuleType
 
+from reference.dataplane.discovery import BACKENDS
 from reference.scenarios.lesson import Lesson, Options
 from reference.scenarios.result import Event, Observation
 from reference.scenarios.stale_world import Outcome, World, open_world
@@ -47,7 +50,7 @@ def _stream(world: World, rooms: list[int], timeline: list[Event], t0: int) -> l
 def observe(variant: ModuleType, options: Options) -> Observation:
     rooms = random.Random(options.seed).sample(range(1, 1 << 40), BEFORE + AFTER)
     timeline: list[Event] = []
-    with open_world(variant, options.transport) as world:
+    with open_world(variant, options.transport, options.backend) as world:
         world.start()
         before = _stream(world, rooms[:BEFORE], timeline, 0)
         old_ports = list(world.prefill.rank_ports)
@@ -61,6 +64,8 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             "heartbeat_rounds": world.manager.heartbeat_rounds,
             "heartbeat_misses": max(world.manager.heartbeat_failures.values(), default=0),
             "prefill_pids": list(getattr(world.prefill, "pids", [])),
+            "backend": options.backend,
+            "kv_frames": world.inbox.kv_writes,  # 0 when a real backend wrote the pages
         }
     return _verdict(before, after, new_ports, timeline, details)
 
@@ -114,10 +119,15 @@ def _verdict(
         f"{lost} after the restart, then "
         f"{len(succeeded)} of {len(succeeded)} succeeded on new ports {', '.join(map(str, new_ports))} "
         f"after {details['route_fetches_after']} /route fetches; KV bytes verified for "
-        f"{details['bytes_verified']} rooms",
+        f"{details['bytes_verified']} rooms{_over(details)}",
         timeline,
         details,
     )
+
+
+def _over(details: dict) -> str:
+    backend = details.get("backend", "default")
+    return "" if backend == "default" else f", written by {backend} (checksums match)"
 
 
 LESSON = Lesson(
@@ -127,4 +137,5 @@ LESSON = Lesson(
     needs=("KVManager", "KVReceiver"),
     body=observe,
     transports=("mock", "loopback"),
+    backends=BACKENDS,
 )

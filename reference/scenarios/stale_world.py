@@ -48,10 +48,10 @@ class Outcome:
 
 class World:
     def __init__(self, variant: ModuleType, transport: Any, prefill: Any, clock: VirtualClock,
-                 pump: Callable[[], Any], answer_within: float) -> None:  # fmt: skip
+                 pump: Callable[[], Any], answer_within: float, memory: Any = None) -> None:  # fmt: skip
         self.variant, self.transport, self.prefill, self.clock = variant, transport, prefill, clock
         self.pump, self.answer_within = pump, answer_within
-        self.memory = KVMemory(regions=TP_SIZE, pages=PAGES, item_len=ITEM_LEN)
+        self.memory = memory or KVMemory(regions=TP_SIZE, pages=PAGES, item_len=ITEM_LEN)
         self.manager = variant.KVManager(transport, CONFIG, clock)
         self.inbox = self.manager.listen(self.memory)
         self._next_page = 0
@@ -122,8 +122,19 @@ class World:
         self.manager.close()
 
 
+def _backend_memory(backend: str, stack: ExitStack) -> Any:
+    """The decode's KV pool: in this process by default, else registered by a decode rank process."""
+    if backend == "default":
+        return None
+    from reference.dataplane.adapters import RankMemory
+    from reference.dataplane.remote import RankProcess
+
+    rank = stack.enter_context(RankProcess(backend))
+    return RankMemory(rank, regions=TP_SIZE, pages=PAGES, item_len=ITEM_LEN)
+
+
 @contextmanager
-def open_world(variant: ModuleType, transport: str) -> Iterator[World]:
+def open_world(variant: ModuleType, transport: str, backend: str = "default") -> Iterator[World]:
     clock = VirtualClock()
     with ExitStack() as stack:
         if transport == "mock":
@@ -138,10 +149,11 @@ def open_world(variant: ModuleType, transport: str) -> Iterator[World]:
             from reference.prefill.loopback import LoopbackPrefill
             from reference.transport.loopback import LoopbackTransport
 
-            prefill = stack.enter_context(LoopbackPrefill(tp_size=TP_SIZE))
+            memory = _backend_memory(backend, stack)
+            prefill = stack.enter_context(LoopbackPrefill(tp_size=TP_SIZE, backend=backend))
             loopback = LoopbackTransport(send_timeout=SEND_TIMEOUT)
             stack.callback(loopback.close)
-            world = World(variant, loopback, prefill, clock, lambda: None, answer_within=ANSWER_WITHIN)
+            world = World(variant, loopback, prefill, clock, lambda: None, ANSWER_WITHIN, memory)
         else:
             raise ValueError(f"unknown transport {transport!r}")
         stack.callback(world.close)

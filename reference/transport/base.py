@@ -56,6 +56,11 @@ class Transport(Protocol):
         """`GET /route?...`; TransportError when the server cannot be reached."""
         ...
 
+    def register_dp_rank(self, bootstrap_addr: str, room: int, dp_rank: int) -> Reply:
+        """`POST /register_dp_rank` (upstream: the prefill's sender, per room); TransportError
+        when the server cannot be reached."""
+        ...
+
     def connect(self, endpoint: str) -> PushSocket:
         """The cached PUSH socket to `endpoint` (`tcp://ip:port`), created on first use."""
         ...

@@ -3,7 +3,7 @@
 What upstream's decode does with sockets, in one object per process:
 
 - HTTP to bootstrap servers with one keep-alive `requests.Session` (`/health` with
-  upstream's (2, 3) s timeout, `/route` with 5 s);
+  upstream's (2, 3) s timeout, `/route` and `POST /register_dp_rank` with 5 s);
 - the PUSH socket cache (upstream: class-level on `CommonKVReceiver`), each socket
   with LINGER 0 and a bounded send (SNDTIMEO, upstream 1 s since #31144); a send that
   times out raises `TransportError`;
@@ -88,6 +88,15 @@ class LoopbackTransport:
             raise TransportError(f"GET {url}: {type(exc).__name__}") from None
         is_json = response.headers.get("Content-Type", "").startswith("application/json")
         return Reply(response.status_code, response.json() if is_json else response.text)
+
+    def register_dp_rank(self, bootstrap_addr: str, room: int, dp_rank: int) -> Reply:
+        url = f"http://{_check_loopback(bootstrap_addr)}/register_dp_rank"
+        try:
+            with self._http_lock:
+                response = self._http.post(url, json={"bootstrap_room": room, "dp_rank": dp_rank}, timeout=5)
+        except requests.RequestException as exc:
+            raise TransportError(f"POST {url}: {type(exc).__name__}") from None
+        return Reply(response.status_code, response.text)
 
     # -- PUSH sockets ----------------------------------------------------------------------
     def connect(self, endpoint: str) -> LoopbackPushSocket:

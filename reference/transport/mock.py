@@ -4,7 +4,7 @@ A `MockNetwork` stands in for everything `LoopbackTransport` does with real sock
 
 - `health` answers for bootstrap addresses marked alive (`add_prefill`, `kill`, `revive`);
 - `get_route` calls the bootstrap server's route logic (`serve(addr, table.handle)`), the
-  very `BootstrapTable.handle` the aiohttp server wraps;
+  very `BootstrapTable.handle` the aiohttp server wraps, and so does `register_dp_rank`;
 - `bind` gives a handler an endpoint on a fresh port (ports are never reused, so a
   restarted prefill gets new ones); `connect` returns a cached PUSH socket whose `send`
   calls the bound handler synchronously, on the caller's thread;
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -100,6 +101,14 @@ class MockNetwork:
         if handle is None or bootstrap_addr not in self._alive:
             raise TransportError(f"GET http://{bootstrap_addr}/route: connection refused")
         reply: Reply = handle("GET", "/route", {k: str(v) for k, v in params.items()}, b"")
+        return reply
+
+    def register_dp_rank(self, bootstrap_addr: str, room: int, dp_rank: int) -> Reply:
+        handle = self._servers.get(bootstrap_addr)
+        if handle is None or bootstrap_addr not in self._alive:
+            raise TransportError(f"POST http://{bootstrap_addr}/register_dp_rank: connection refused")
+        body = json.dumps({"bootstrap_room": room, "dp_rank": dp_rank}).encode()
+        reply: Reply = handle("POST", "/register_dp_rank", {}, body)
         return reply
 
     # -- endpoints and PUSH sockets ------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The KV data plane: how a prefill rank's KV bytes reach the decode's memory.
+"""The control plane's KV transfer step: the decode's `KVMemory` and the prefill's `KVWriter`.
 
 Upstream, the decode registers its KV cache memory with a transfer engine (Mooncake,
 NIXL, ...) and sends the pointers in its registration message; the prefill writes
@@ -13,7 +13,9 @@ one region per prefill rank it receives from) and the prefill's engine is a
   socket, on the same PUSH socket as the later status, so they arrive first; the
   decode's inbox copies them into memory.
 
-A real backend (Mooncake, NIXL, torch) plugs in as another `KVWriter`.
+A real backend (Mooncake, NIXL, torch) plugs in as another `KVWriter`: `PlaneWriter`
+in `adapters.py`, with the decode's pool held by a rank process (`RankMemory`) that
+registered it; the `REGISTER` message then carries that registration (`plane`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class KVMemory:
 
     def __init__(self, regions: int = 2, pages: int = 64, item_len: int = 64) -> None:
         self.regions, self.pages, self.item_len = regions, pages, item_len
+        self.plane = ""  # no backend registration: the default planes (memcpy, KV frames) need none
         self._buf = bytearray(regions * pages * item_len)
         self._lock = threading.Lock()
 

@@ -1,0 +1,68 @@
+"""Lesson `task-refs` (PR #33048; sglang 0.5.19).
+
+asyncio's event loop keeps only weak references to tasks. A task made with a bare
+`create_task` whose await is reachable only through the task itself is garbage, and
+`gc.collect()` destroys it mid-execution ("Task was destroyed but it is pending!").
+Before the fix, upstream's DP dispatcher started its result listener, worker watchdog
+and stale-mapping sweep that way, and the bootstrap server its cleanup of expired
+`room_to_dp_rank` entries. The fix keeps each task in a set with
+`add_done_callback(set.discard)`.
+
+The verdict comes from components, not a toy coroutine: each probe drives one
+component in a configuration where one of its loops is collectable, runs
+`gc.collect()`, and makes the loop's job observable: a dead worker rank unnoticed
+(`task_refs_dispatcher.py`), stale room mappings that grow (`task_refs_bootstrap.py`).
+`notes()` adds the honest half: a live table of which awaits are collectable at all
+(`collectable.py`), and what the fix leaves open (`task_refs_swallowed.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+
+import reference.fixed
+from reference.scenarios import collectable, task_refs_bootstrap, task_refs_dispatcher, task_refs_swallowed
+from reference.scenarios.lesson import Lesson, Options
+from reference.scenarios.result import Observation
+from reference.scenarios.task_refs_finding import Finding
+
+Probe = Callable[[ModuleType, str], Finding]
+
+# One probe per component whose background task upstream created bare.
+PROBES: tuple[Probe, ...] = (task_refs_dispatcher.observe, task_refs_bootstrap.observe)
+
+
+def observe(variant: ModuleType, options: Options) -> Observation:
+    findings = [probe(variant, options.transport) for probe in PROBES]
+    details = {f.component: f.details for f in findings}
+    timeline = [event for f in findings for event in f.timeline]
+    problems = [f"{f.component}: {'; '.join(f.problems)}" for f in findings if f.problems]
+    if problems:
+        return Observation("bug", " | ".join(problems), timeline, details)
+    return Observation("ok", " | ".join(f"{f.component}: {f.fine}" for f in findings), timeline, details)
+
+
+def notes() -> str:
+    swallowed = task_refs_swallowed.demonstrate(reference.fixed)
+    return "\n".join(
+        [
+            collectable.table(),
+            "  Upstream's loops park in a timer, the result socket or sentinel readers, so its bare tasks",
+            "  were latent; the fix still matters because what a loop awaits is an accident of today's code.",
+            "",
+            "What the fix leaves open (fixed form, a background loop that raises):",
+            f"  {swallowed.symptom}",
+        ]
+    )
+
+
+LESSON = Lesson(
+    id="task-refs",
+    title="Bare create_task: the loop holds background tasks only weakly",
+    upstream="PR #33048 (0.5.19)",
+    needs=("DPDispatcher", "BootstrapServer"),
+    body=observe,
+    transports=("mock", "loopback"),
+    notes=notes,
+)
