@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from reference.dataplane.discovery import BACKENDS
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.result import Result
+from reference.upstream import load_sglang
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
 
 TRANSPORTS = ("mock", "loopback")
@@ -40,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lesson", action="append", choices=list(LESSONS), help="repeatable")
     parser.add_argument("--variant", action="append", choices=list(SHIPPED), help="repeatable")
     parser.add_argument("--impl", action="append", metavar="MODULE", help="your own variant module")
+    parser.add_argument(
+        "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
@@ -49,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _variants(args: argparse.Namespace) -> list[Variant]:
-    names = args.variant or ([] if args.impl else list(SHIPPED))
-    return [shipped(name) for name in names] + [load_impl(m) for m in args.impl or []]
+    names = args.variant or ([] if args.impl or args.sglang else list(SHIPPED))
+    return (
+        [shipped(name) for name in names]
+        + [load_impl(m) for m in args.impl or []]
+        + [load_sglang(path) for path in args.sglang or []]
+    )
 
 
 def exit_code(results: Sequence[Result]) -> int:

@@ -9,9 +9,17 @@ protocol"). The shipped ones are `reference.buggy` (expected verdict `bug`) and
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Literal
+
+from reference.protocol import missing_members
 
 Expected = Literal["bug", "ok"]
 
@@ -30,9 +38,29 @@ class Variant:
     name: str
     module: ModuleType
     expected: Expected
+    # Per-lesson expectations that differ from `expected` (an upstream version that
+    # has some fixes and not others).
+    expectations: Mapping[str, Expected] = field(default_factory=dict)
+
+    def expected_for(self, lesson_id: str) -> Expected:
+        return self.expectations.get(lesson_id, self.expected)
 
     def missing(self, names: tuple[str, ...]) -> list[str]:
-        return [name for name in names if not hasattr(self.module, name)]
+        """Needed classes, methods and properties the module lacks (see reference/protocol.py)."""
+        return missing_members(self.module, names)
+
+    def unavailable(self, names: tuple[str, ...]) -> str | None:
+        """Why the variant cannot run a lesson needing `names`, in one line; None if it can.
+
+        A module may explain an absent component in `UNAVAILABLE: dict[name, reason]`
+        (the upstream adapter does, e.g. for a version without that component).
+        """
+        reasons: Mapping[str, str] = getattr(self.module, "UNAVAILABLE", {})
+        explained = [reasons[name] for name in names if name in reasons]
+        if explained:
+            return "; ".join(explained)
+        missing = self.missing(names)
+        return f"variant lacks {', '.join(missing)}" if missing else None
 
 
 def shipped(name: str) -> Variant:
@@ -41,12 +69,58 @@ def shipped(name: str) -> Variant:
 
 
 def load_impl(module_name: str) -> Variant:
+    """A user's variant: a dotted name importable from the current directory, or a path
+    to a `.py` file or a package directory. Expected verdict: `ok` for every lesson."""
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as exc:
-        raise VariantError(f"cannot import --impl module {module_name!r}: {exc}") from None
-    except Exception as exc:  # the user's module raised while importing
-        raise VariantError(
-            f"--impl module {module_name!r} raised on import: {type(exc).__name__}: {exc}"
-        ) from None
+        raise VariantError(f"cannot import --impl module {module_name!r}: {_one_line(exc)}") from None
+    except (Exception, SystemExit) as exc:  # the user's module raised while importing
+        raise VariantError(f"--impl module {module_name!r} raised on import: {_one_line(exc)}") from None
     return Variant(module_name, module, "ok")
+
+
+def _import(spec: str) -> ModuleType:
+    if spec.endswith(".py") or os.sep in spec:
+        return _import_path(Path(spec))
+    with _cwd_on_path():  # as `python -m` has it, also under the `pytest` entry point
+        return importlib.import_module(spec)
+
+
+def _import_path(path: Path) -> ModuleType:
+    package = path.is_dir()
+    file = path / "__init__.py" if package else path
+    if not file.is_file():
+        raise ImportError(f"no such file: {file}")
+    name = path.stem if not package else path.resolve().name
+    spec = importlib.util.spec_from_file_location(
+        name, file, submodule_search_locations=[str(path)] if package else None
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"not a Python module: {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a package's relative imports look it up here
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+@contextmanager
+def _cwd_on_path() -> Iterator[None]:
+    cwd = os.getcwd()
+    added = "" not in sys.path and cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        if added and cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

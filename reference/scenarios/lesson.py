@@ -53,7 +53,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         transport=options.transport,
         backend="" if options.backend == "default" else options.backend,
         verdict=observation.verdict,
-        expected=variant.expected,
+        expected=variant.expected_for(lesson.id),
         symptom=observation.symptom,
         seconds=time.perf_counter() - started,
         timeline=observation.timeline,
@@ -62,9 +62,9 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
 
 
 def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
-    missing = variant.missing(lesson.needs)
-    if missing:
-        return Observation("unknown", f"variant lacks {', '.join(missing)}")
+    reason = variant.unavailable(lesson.needs)
+    if reason:
+        return Observation("unknown", reason)
     if options.transport not in lesson.transports:
         return Observation("unknown", f"no {options.transport} scenario for this lesson")
     unusable = _backend_unusable(lesson, options)
@@ -77,8 +77,13 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
         return observation
     except SettleTimeout as exc:
         return Observation("unknown", f"hit its time bound: {exc}")
-    except Exception as exc:
-        return Observation("unknown", f"scenario raised {type(exc).__name__}: {exc}")
+    except (Exception, SystemExit) as exc:  # a variant's bug must not end the whole run
+        return Observation("unknown", f"scenario raised {_one_line(exc)}")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
 
 
 def _backend_unusable(lesson: Lesson, options: Options) -> str:

@@ -1,0 +1,109 @@
+"""PNG plots of a run: overhead ratios, detection times, recovery timelines.
+
+matplotlib with the Agg backend (no display needed). Each function takes the JSON
+payload the run wrote and a path, so the plots can be redrawn from committed results.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+OUTCOME_COLOURS = {"success": "tab:green", "failed": "tab:red"}
+
+
+def _ns(delta: float) -> str:
+    for unit, scale in (("ms", 1e6), ("us", 1e3)):
+        if abs(delta) >= scale:
+            return f"{delta / scale:+.1f} {unit}"
+    return f"{delta:+.0f} ns"
+
+
+def overhead_ratios(overhead: dict[str, Any], path: Path) -> None:
+    pairs = overhead["pairs"]
+    names = [p["case"] for p in pairs]
+    ratios = [p["ratio"] or 0.0 for p in pairs]
+    fig, ax = plt.subplots(figsize=(9, 0.45 * len(pairs) + 1.5))
+    # Bars grow from 1.0 on a log axis: right when the fix costs more, left when less.
+    colours = ["tab:orange" if r > 1 else "tab:blue" for r in ratios]
+    bars = ax.barh(range(len(pairs)), [r - 1 for r in ratios], left=1.0, color=colours)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(pairs)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("fixed / buggy, median time per op (log scale; < 1: the fix is cheaper)")
+    for bar, p in zip(bars, pairs, strict=True):
+        label = f" {p['ratio']:.2f}x ({_ns(p['added_ns'])})" if p["ratio"] else " n/a"
+        ax.text(
+            max(1.0, p["ratio"] or 1.0), bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=7
+        )
+    ax.set_xlim(min([*ratios, 1.0]) / 1.5, max([*ratios, 1.0]) * 8)
+    ax.set_title(f"Lock overhead of the fixes ({overhead['mode']} run)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def detection_times(detection: dict[str, Any], path: Path) -> None:
+    configs = [c for c in detection["configs"] if c["variant"] == "fixed"] or detection["configs"]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for i, c in enumerate(configs):
+        seen = [t * 1e3 for t in c["detection_s"] if t is not None]
+        ax.scatter([i] * len(seen), seen, s=12, color="tab:blue", zorder=3)
+        ax.hlines(
+            c["bound_s"] * 1e3, i - 0.35, i + 0.35, color="tab:red", label="bound" if i == 0 else "_nolegend_"
+        )
+        low, high = (x * 1e3 for x in c["expected_range_s"])
+        ax.fill_between([i - 0.3, i + 0.3], low, high, color="tab:gray", alpha=0.25, linewidth=0)
+    labels = [f"{c['interval_s'] * 1e3:.0f} ms x {c['max_failures']}" for c in configs]
+    ax.set_xticks(range(len(configs)), labels, rotation=30, fontsize=8)
+    ax.set_xlabel("heartbeat interval x max failures")
+    ax.set_ylabel("kill -> all rooms Failed (ms)")
+    ax.set_title("Failure detection (dots) against interval x (failures + 1) (red); grey: expected range")
+    ax.title.set_fontsize(9)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def recovery_timeline(recovery: dict[str, Any], path: Path) -> None:
+    """Rows: variants; columns: send timeouts. Every request of the first repetition."""
+    sweeps = recovery["sweeps"]
+    variants = list(sweeps[0]["variants"])
+    fig, axes = plt.subplots(
+        len(variants), len(sweeps), figsize=(6 * len(sweeps), 2.8 * len(variants)), sharex=True, squeeze=False
+    )
+    for col, sweep in enumerate(sweeps):
+        for row, name in enumerate(variants):
+            _recovery_panel(axes[row, col], sweep["variants"][name]["runs"][0], name, sweep["send_timeout_s"])
+        axes[-1, col].set_xlabel("request send time relative to the prefill restart (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _recovery_panel(ax: Any, run: dict[str, Any], name: str, send_timeout: float) -> None:
+    for outcome, colour in OUTCOME_COLOURS.items():
+        points = [r for r in run["requests"] if r["outcome"] == outcome]
+        xs, ys = [r["sent_s"] for r in points], [max(r["latency_s"], 1e-4) * 1e3 for r in points]
+        ax.scatter(xs, ys, s=10, color=colour, label=f"{outcome} ({len(points)})")
+    ax.axvline(0.0, color="black", linewidth=0.8, label="prefill killed + restarted")
+    if isinstance(run.get("registered_after_s"), int | float):
+        ax.axvline(
+            run["registered_after_s"], color="tab:purple", linestyle="--", label="new prefill registered"
+        )
+    ax.set_yscale("log")
+    ax.set_ylim(0.2, 3e4)  # room above the slowest request (a send timeout) for the legend
+    ax.set_ylabel("latency (ms)")
+    first = run["first_success_after_restart_s"]
+    first_text = f"{first * 1e3:.0f} ms" if isinstance(first, int | float) else first
+    ax.set_title(
+        f"{name}, send timeout {send_timeout} s: first success after restart {first_text}", fontsize=9
+    )
+    ax.legend(loc="upper left", fontsize=7, ncols=2)

@@ -1,0 +1,150 @@
+"""Recovery after a prefill restart, on the loopback transport (lesson `stale-bootstrap`).
+
+Per repetition and variant: a prefill with two TP ranks in its own OS process and
+`receivers` decode ranks (`LoopbackDecode` each: its own manager, `connection_pool`,
+sockets and heartbeat, upstream's 5 s x 2), each opening a request every 1/rate s.
+After `before` seconds the prefill is killed and a new process starts behind the same
+bootstrap port (new rank ports); the streams go on for `horizon` seconds. Every
+request's outcome and latency is kept (`benchmarks/recovery_metrics.py` says what is
+derived). The new prefill counts as registered when `GET /route` with every rank -1
+answers 200 (polled every millisecond from the moment the old process is dead).
+
+Decision: a receiver is a decode rank with one request at a time, as upstream's
+scheduler thread issues them, so "per cache key" is per decode rank. Several threads
+sharing one cache are the contention benchmark's business.
+
+The fixed form learns of the restart only from a failed request: a send to a dead port
+fails after the send timeout (upstream SNDTIMEO 1 s). The sweep over send timeouts
+shows how that, not the registration, bounds its first success.
+
+Variants alternate within each repetition (buggy, fixed, buggy, ...) so both see the
+same machine load over time. The heartbeat cannot rescue the buggy form here: the
+restart takes well under interval x misses (10 s), which is exactly upstream's trigger.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from types import ModuleType
+from typing import Any
+
+import requests
+
+from benchmarks.loopback_decode import WAITING_TIMEOUT, LoopbackDecode
+from benchmarks.modes import Mode
+from benchmarks.recovery_metrics import summarise_run, summarise_variant
+from benchmarks.stream import Outcome, StreamConfig, run_stream
+from reference.prefill.loopback import LoopbackPrefill
+
+VARIANTS = ("buggy", "fixed")
+TP_SIZE = 2
+ROOMS_PER_DECODE = 1_000_000  # disjoint room ranges: the prefill keys aborts by room
+ALL_RANKS = "prefill_dp_rank=-1&prefill_cp_rank=-1&target_tp_rank=-1&target_pp_rank=-1"
+REGISTER_WITHIN = 30.0  # real seconds a restarted prefill may take to register
+POLL_S = 0.001
+
+
+class Fleet:
+    """`receivers` decode ranks facing one restartable loopback prefill (a `stream.System`)."""
+
+    def __init__(self, module: ModuleType, prefill: Any, receivers: int, send_timeout: float) -> None:
+        self.prefill = prefill
+        self._stack = ExitStack()
+        self.decodes = [
+            self._stack.enter_context(
+                LoopbackDecode(
+                    module, prefill, first_room=1 + i * ROOMS_PER_DECODE, send_timeout=send_timeout
+                )
+            )
+            for i in range(receivers)
+        ]
+        for decode in self.decodes:
+            decode.manager.start_heartbeat()
+
+    def request(self, slot: int) -> Outcome:
+        outcome = self.decodes[slot].request()
+        return Outcome(outcome.ok, f"decode{slot}:{outcome.key}", outcome.ports, outcome.detail)
+
+    def restart(self) -> Callable[[], float | None]:
+        """Kill the prefill, start a new one; the probe says when it had registered."""
+        registered: list[float] = []
+        self.prefill.kill()
+        watcher = threading.Thread(target=self._watch, args=(registered,), name="watch-route")
+        starter = threading.Thread(target=self.prefill.start, name="prefill-start")
+        watcher.start()
+        starter.start()
+
+        def probe() -> float | None:
+            starter.join(REGISTER_WITHIN)
+            watcher.join(REGISTER_WITHIN)
+            return registered[0] if registered else None
+
+        return probe
+
+    def _watch(self, registered: list[float]) -> None:
+        url = f"http://{self.prefill.bootstrap_addr}/route?{ALL_RANKS}"
+        deadline = time.monotonic() + REGISTER_WITHIN
+        with requests.Session() as http:
+            while time.monotonic() < deadline:
+                try:
+                    if http.get(url, timeout=0.5).status_code == 200:
+                        registered.append(time.perf_counter())
+                        return
+                except requests.RequestException:
+                    pass
+                time.sleep(POLL_S)  # polling another process, bounded by the deadline
+
+    def heartbeat_misses(self) -> int:
+        return max((max(d.manager.heartbeat_failures.values(), default=0) for d in self.decodes), default=0)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def one_run(variant: str, config: StreamConfig, send_timeout: float, repetition: int) -> dict[str, Any]:
+    module = importlib.import_module(f"reference.{variant}")
+    with LoopbackPrefill(tp_size=TP_SIZE) as prefill:
+        old_ports = list(prefill.rank_ports)
+        fleet = Fleet(module, prefill, config.receivers, send_timeout)
+        try:
+            requests_, registered = run_stream(fleet, config)
+            misses = fleet.heartbeat_misses()
+        finally:
+            fleet.close()
+        run = summarise_run(repetition, requests_, registered, old_ports)
+        run.update(old_ports=old_ports, new_ports=list(prefill.rank_ports), heartbeat_misses=misses)
+    return run
+
+
+def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> dict[str, Any]:
+    config = StreamConfig(
+        receivers=receivers or mode.recovery_receivers,
+        rate=rate or mode.recovery_rate,
+        before=mode.recovery_before,
+        horizon=mode.recovery_horizon,
+    )
+    sweeps = []
+    for send_timeout in mode.recovery_send_timeouts:
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+        for repetition in range(mode.recovery_repeats):
+            for name in VARIANTS:
+                runs[name].append(one_run(name, config, send_timeout, repetition))
+        variants = {name: {"summary": summarise_variant(r), "runs": r} for name, r in runs.items()}
+        sweeps.append({"send_timeout_s": send_timeout, "variants": variants})
+    return {
+        "config": {
+            "receivers": config.receivers,
+            "rate_per_receiver": config.rate,
+            "before_s": config.before,
+            "horizon_s": config.horizon,
+            "repetitions": mode.recovery_repeats,
+            "prefill_tp_size": TP_SIZE,
+            "waiting_timeout_s": WAITING_TIMEOUT,
+            "heartbeat": "5 s x 2 misses (upstream defaults)",
+        },
+        "sweeps": sweeps,
+    }

@@ -1,0 +1,124 @@
+"""The upstream adapter: upstream sglang's own classes as a variant (`--sglang PATH`).
+
+`load_sglang(PATH)` reads upstream's disaggregation files from an sglang wheel, source
+checkout or installation (`source.py`), executes them with stand-ins for the heavy
+sglang imports (`loader.py`, `standins.py`; sglang's dependencies are never
+installed), and wraps each upstream component in the class the scenarios drive, one
+adapter per component. Each adapter's docstring lists exactly which parts are
+upstream code and which are adapter code; the methods each fix changed are always
+upstream's. Nothing from upstream is copied into this repository.
+
+| component | upstream class | adapter |
+|---|---|---|
+| `KVManager` | `common/conn.py` `CommonKVManager` | `manager.py` |
+
+A component a version lacks, or that the adapter cannot drive yet, is listed in the
+variant module's `UNAVAILABLE` with the reason, which a lesson needing it reports as
+`unknown`.
+
+Expectations come from upstream's release history (UPSTREAM.md §1): a lesson is
+expected `bug` on versions before its fix and `ok` from the version that has it. A
+source checkout without a version file is assumed to be recent (every fix in).
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+from reference.upstream.errors import NoStandIn, UpstreamError
+from reference.upstream.loader import load_files
+from reference.upstream.manager import manager_class
+from reference.upstream.source import UpstreamSource, open_source
+from reference.variants import Expected, Variant
+
+BASE, COMMON = "srt/disaggregation/base/conn.py", "srt/disaggregation/common/conn.py"
+
+# lesson -> first sglang release with its upstream fix (UPSTREAM.md §1).
+FIRST_FIXED = {
+    "failed-resurrect": "0.5.12",
+    "stale-bootstrap": "0.5.19",
+    "live-set-race": "0.5.19",
+    "task-refs": "0.5.19",
+}
+
+# component -> why the adapter cannot drive it yet (until its adapter lands).
+NOT_YET: dict[str, str] = {
+    "KVReceiver": "the upstream adapter does not drive CommonKVReceiver yet (the stale-bootstrap "
+    "fix spans common/conn.py and the mooncake backend's send_metadata and _register_kv_args)",
+    "BootstrapServer": "the upstream adapter does not drive CommonKVBootstrapServer yet",
+    "DPDispatcher": "the upstream adapter does not drive DPDispatcher yet",
+}
+
+# A builder makes one component's adapter class from the loaded core modules and says
+# which members that version cannot drive ({"KVManager._handle_node_failure": reason});
+# it raises UpstreamError with the reason when the version cannot provide it at all.
+Built = tuple[type, dict[str, str]]
+Builder = Callable[[UpstreamSource, dict[str, types.ModuleType]], Built]
+
+
+def _build_manager(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
+    return manager_class(core[BASE], core[COMMON], source.label)
+
+
+BUILDERS: dict[str, Builder] = {"KVManager": _build_manager}
+
+_CACHE: dict[tuple[str, float, int], types.ModuleType] = {}
+
+
+def load_sglang(path: str) -> Variant:
+    """The variant for the sglang at PATH; raises `UpstreamError` with one line."""
+    source = open_source(path)
+    module = _variant_module(source, Path(path))
+    return Variant(source.label, module, "ok", expectations(source.version))
+
+
+def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime, stat.st_size)
+    if key not in _CACHE:
+        _CACHE[key] = _build(source)
+    return _CACHE[key]
+
+
+def _build(source: UpstreamSource) -> types.ModuleType:
+    core = load_files(source, [BASE, COMMON])
+    module = types.ModuleType(f"reference.upstream[{source.label}]")
+    unavailable = dict(NOT_YET)
+    for component, builder in BUILDERS.items():
+        try:
+            cls, gaps = builder(source, core)
+        except (UpstreamError, NoStandIn) as exc:
+            unavailable[component] = f"{source.label}: {exc}"
+            continue
+        except Exception as exc:  # e.g. a version whose module lacks the upstream class
+            unavailable[component] = f"{source.label}: no {component} adapter: {type(exc).__name__}: {exc}"
+            continue
+        setattr(module, component, cls)
+        unavailable.pop(component, None)
+        unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
+    module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
+    module.SOURCE = source  # type: ignore[attr-defined]
+    return module
+
+
+def expectations(version: str | None) -> dict[str, Expected]:
+    """lesson -> expected verdict for an upstream version (None: a recent checkout)."""
+    if version is None:
+        return dict.fromkeys(FIRST_FIXED, "ok")
+    have = _release(version)
+    return {lesson: _verdict(have >= _release(first)) for lesson, first in FIRST_FIXED.items()}
+
+
+def _verdict(fixed: bool) -> Expected:
+    return "ok" if fixed else "bug"
+
+
+def _release(version: str) -> tuple[int, ...]:
+    match = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)
+
+
+__all__ = ["FIRST_FIXED", "UpstreamError", "expectations", "load_sglang"]

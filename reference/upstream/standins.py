@@ -1,0 +1,223 @@
+"""Stand-in modules for the heavy sglang imports of upstream's disaggregation files.
+
+Upstream `common/conn.py` imports server args, runtime context, distributed groups,
+dp-attention helpers, env settings and network utilities from the rest of sglang,
+whose import chain pulls in torch, transformers and about 85 packages. The code the
+lessons drive touches almost none of it, so, as upstream's own
+`test_common_kv_manager_socket_cache.py` does, we load the files with small stand-ins
+in `sys.modules` instead. Everything here is adapter code written for this repository:
+a single-rank, single-node decode with upstream's documented defaults.
+
+A name a stand-in does not define still imports (a later version may import more),
+but using it raises `NoStandIn` naming it, which a scenario reports as `unknown`.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+from reference.upstream.errors import NoStandIn
+
+# Upstream's defaults of the SGLANG_DISAGGREGATION_* settings the loaded code reads.
+ENV_DEFAULTS: dict[str, Any] = {
+    "SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL": 5.0,
+    "SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE": 2,
+    "SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT": 300,
+    "SGLANG_DISAGGREGATION_WAITING_TIMEOUT": 300,
+    "SGLANG_DISAGGREGATION_BOOTSTRAP_ENTRY_CLEANUP_INTERVAL": 120,
+    "SGLANG_DISAGGREGATION_ZMQ_SEND_TIMEOUT": 1,
+    "SGLANG_DISAGGREGATION_ZMQ_MAX_SOCKETS": 16384,
+    "SGLANG_DISAGGREGATION_QUEUE_SIZE": 4,
+    "SGLANG_DISAGGREGATION_FORCE_QUERY_PREFILL_DP_RANK": False,
+    "SGLANG_DISAGGREGATION_ALL_CP_RANKS_TRANSFER": False,
+    "SGLANG_DISAGGREGATION_THREAD_POOL_SIZE": None,
+    "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False,
+}
+
+# One decode rank: no tensor, context, data or pipeline parallelism.
+PARALLEL: dict[str, Any] = {
+    "attn_tp_size": 1, "attn_tp_rank": 0, "attn_cp_size": 1, "attn_cp_rank": 0,
+    "attn_dcp_size": 1, "attn_dcp_rank": 0, "enable_dp_attention": False, "dp_size": 1,
+    "pp_size": 1, "nnodes": 1, "dist_init_addr": None, "load_balance_method": "round_robin",
+    "enable_dsa_cache_layer_split": False,
+}  # fmt: skip
+SERVING: dict[str, Any] = {"host": "127.0.0.1", "port": 30000}
+DISAGG: dict[str, Any] = {"disaggregation_bootstrap_port": 8998}
+
+
+class Settings:
+    """A read-only bag of settings; an unknown one raises `NoStandIn` naming it."""
+
+    def __init__(self, owner: str, values: dict[str, Any]) -> None:
+        self._owner = owner
+        self.__dict__.update(values)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NoStandIn(f"no stand-in for {self._owner}.{name}")
+
+
+class ServerArgs(Settings):
+    def __init__(self) -> None:
+        super().__init__("ServerArgs", {**PARALLEL, **SERVING, **DISAGG})
+
+
+class _EnvVar:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def get(self) -> Any:
+        if self.name not in ENV_DEFAULTS:
+            raise NoStandIn(f"no stand-in default for envs.{self.name}")
+        return ENV_DEFAULTS[self.name]
+
+
+class _Envs:
+    def __getattr__(self, name: str) -> _EnvVar:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _EnvVar(name)
+
+
+class DisaggregationMode(enum.Enum):
+    NULL = "null"
+    PREFILL = "prefill"
+    DECODE = "decode"
+
+
+class NetworkAddress:
+    """host:port with the conversions upstream's callers use (IPv6 in brackets)."""
+
+    def __init__(self, host: str, port: int | None = None) -> None:
+        self.host, self.port = host.strip("[]"), port
+
+    @classmethod
+    def parse(cls, text: str) -> NetworkAddress:
+        host, _, port = text.rpartition(":")
+        return cls(host, int(port)) if host else cls(text)
+
+    @property
+    def is_ipv6(self) -> bool:
+        return ":" in self.host
+
+    def resolved(self) -> NetworkAddress:
+        return self
+
+    def _hostport(self) -> str:
+        host = f"[{self.host}]" if self.is_ipv6 else self.host
+        return host if self.port is None else f"{host}:{self.port}"
+
+    def to_tcp(self) -> str:
+        return f"tcp://{self._hostport()}"
+
+    def to_url(self) -> str:
+        return f"http://{self._hostport()}"
+
+    def __str__(self) -> str:
+        return self._hostport()
+
+
+def _unusable(qualname: str) -> type:
+    """A placeholder for an imported name without a stand-in: a class that can be
+    subclassed or named in annotations, and raises `NoStandIn` when called."""
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise NoStandIn(f"no stand-in for {qualname}")
+
+    return type(qualname.rpartition(".")[2], (), {"__new__": refuse})
+
+
+class StandIn(types.ModuleType):
+    """A module with the given names; any other public name is `_unusable`."""
+
+    def __init__(self, name: str, package: bool = False, **names: Any) -> None:
+        super().__init__(name, "stand-in module of the reference suite's upstream adapter")
+        if package:
+            self.__path__: list[str] = []
+        self.__dict__.update(names)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        placeholder = _unusable(f"{self.__name__}.{name}")
+        setattr(self, name, placeholder)
+        return placeholder
+
+
+def _size_or_rank(module: str) -> Callable[[str], Any]:
+    """dp-attention helpers: a single rank, so every size is 1 and every rank 0."""
+
+    def lookup(name: str) -> Any:
+        if name.startswith("get_") and name.endswith("_size"):
+            return lambda: 1
+        if name.startswith("get_") and name.endswith("_rank"):
+            return lambda: 0
+        return _unusable(f"{module}.{name}")
+
+    return lookup
+
+
+class _RankHelpers(StandIn):
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _size_or_rank(self.__name__)(name)
+
+
+def sglang_standins() -> dict[str, types.ModuleType]:
+    """Fresh stand-ins for one load (each loaded version gets its own)."""
+    srt = "sglang.srt"
+    parallel, serving, disagg = (
+        Settings("get_parallel()", PARALLEL),
+        Settings("get_serving()", SERVING),
+        Settings("get_disagg()", DISAGG),
+    )
+    modules = [
+        StandIn("sglang", package=True),
+        StandIn(srt, package=True),
+        StandIn(f"{srt}.disaggregation", package=True),
+        StandIn(f"{srt}.disaggregation.base", package=True),
+        StandIn(f"{srt}.disaggregation.common", package=True),
+        StandIn(f"{srt}.layers", package=True),
+        StandIn(f"{srt}.utils", package=True),
+        StandIn(f"{srt}.server_args", ServerArgs=ServerArgs),
+        StandIn(f"{srt}.disaggregation.utils", DisaggregationMode=DisaggregationMode),
+        StandIn(f"{srt}.distributed"),
+        StandIn(f"{srt}.environ", envs=_Envs()),
+        _RankHelpers(f"{srt}.layers.dp_attention"),
+        StandIn(
+            f"{srt}.runtime_context",
+            get_parallel=lambda: parallel,
+            get_serving=lambda: serving,
+            get_disagg=lambda: disagg,
+        ),
+        StandIn(
+            f"{srt}.utils.network",
+            NetworkAddress=NetworkAddress,
+            get_local_ip_auto=lambda *_a, **_k: "127.0.0.1",
+            # The manager's PULL socket is not bound: no lesson sends to it.
+            get_zmq_socket_on_host=lambda *_a, **_k: (0, None),
+        ),
+    ]
+    return {module.__name__: module for module in modules}
+
+
+def third_party_standins() -> dict[str, types.ModuleType]:
+    """torch unless it is already imported (importing it costs seconds), numpy unless
+    it is installed: the loaded files import both at the top, and the code the lessons
+    drive uses neither."""
+    found: dict[str, types.ModuleType] = {}
+    if "torch" not in sys.modules:
+        dist = StandIn("torch.distributed", is_available=lambda: False, is_initialized=lambda: False)
+        found["torch"] = StandIn("torch", package=True, distributed=dist)
+        found["torch.distributed"] = dist
+    if importlib.util.find_spec("numpy") is None:
+        found["numpy"] = StandIn("numpy", package=True)
+        found["numpy.typing"] = StandIn("numpy.typing")
+    return found
