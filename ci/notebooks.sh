@@ -12,5 +12,5 @@ cd "$(dirname "$0")/.."
 # The kernel must import this checkout's `reference`, whatever the venv's editable
 # install points at; plots draw headless.
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
-.venv/bin/python -m pytest -q tests/test_notebook_twins.py tests/test_teaching_plots.py \
+.venv/bin/python -m pytest -q tests/test_notebook_twins.py tests/test_teaching_plots.py tests/test_teaching_bench.py \
   --nbmake notebooks/ --nbmake-timeout=60 --timeout=60 "$@"
