@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Execute every notebook in notebooks/ with nbmake: a failing cell fails, and each
 # notebook gets at most 60 s (pytest-timeout per notebook, nbmake per cell). First
-# check that each .ipynb is exactly its jupytext .py twin, stripped of outputs.
+# lint the jupytext .py twins (tests/test_notebook_twins.py checks each .ipynb matches).
 # Installs the `notebooks` extra when it is missing. Extra args go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,5 +12,5 @@ cd "$(dirname "$0")/.."
 # The kernel must import this checkout's `reference`, whatever the venv's editable
 # install points at; plots draw headless.
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" MPLBACKEND=Agg
-.venv/bin/python -m pytest -q tests/test_notebook_twins.py tests/test_teaching_plots.py tests/test_teaching_bench.py \
+.venv/bin/python -m pytest -q \
   --nbmake notebooks/ --nbmake-timeout=60 --timeout=60 "$@"
