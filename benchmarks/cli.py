@@ -20,14 +20,10 @@ from typing import Any
 
 from benchmarks import detection, machine, overhead, plots, recovery, targets, validate
 from benchmarks.modes import FULL, SMOKE, Mode
+from reference.oneline_args import OneLineParser
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PARTS = ("overhead", "recovery", "detection")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _positive(kind: type) -> Any:
@@ -44,7 +40,7 @@ def _positive(kind: type) -> Any:
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = _Parser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     parser.add_argument("--smoke", action="store_true", help="tiny sizes; checks the results are well formed")
     parser.add_argument("--out", type=Path, help="results folder (default benchmarks/results[/smoke])")
     parser.add_argument("--only", action="append", choices=PARTS, help="run only this part (repeatable)")

@@ -19,14 +19,10 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from reference.oneline_args import OneLineParser
 from reference.variants import SHIPPED
 
 VARIANTS = {name: module for name, (module, _expected) in SHIPPED.items()}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _port(text: str) -> int:
@@ -46,7 +42,7 @@ def _seconds(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m reference.bootstrap", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m reference.bootstrap", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=_port, default=8998, help="0 picks a free port")
     parser.add_argument("--variant", choices=list(VARIANTS), default="fixed")

@@ -13,17 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.oneline_args import OneLineParser
 from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.result import Result
 from reference.upstream import load_sglang
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
 
 TRANSPORTS = ("mock", "loopback")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _non_negative(text: str) -> int:
@@ -37,7 +33,7 @@ def _non_negative(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m reference", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m reference", description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", action="append", choices=list(LESSONS), help="repeatable")
     parser.add_argument("--variant", action="append", choices=list(SHIPPED), help="repeatable")
     parser.add_argument("--impl", action="append", metavar="MODULE", help="your own variant module")
