@@ -1,8 +1,10 @@
 """Proof of fidelity: upstream sglang's own classes, driven through the same
 scenarios, give the verdicts upstream's history says they must.
 
-- 0.5.11 (before #24539): `failed-resurrect` is `bug`; its `CommonKVManager` has no
-  `_handle_node_failure` (the backends had it), so `live-set-race` is `unknown`;
+- 0.5.11 (before #24539): `failed-resurrect` and `task-refs` are `bug`; its
+  `CommonKVManager` has no `_handle_node_failure` (the backends had it), so
+  `live-set-race` is `unknown`, and its decode cannot read the parallel info our
+  bootstrap server sends (newer fields), so `stale-bootstrap` is `unknown`;
 - 0.5.18: `failed-resurrect` is `ok`; `live-set-race`, `stale-bootstrap` and
   `task-refs` are `bug` (task-refs from the bootstrap server's cleanup; the DP
   dispatcher is not driven, and the symptom says why);
@@ -22,7 +24,12 @@ pytestmark = pytest.mark.upstream
 
 ALL = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
 FIDELITY = {
-    "0.5.11": {"failed-resurrect": "bug", "live-set-race": "unknown"},
+    "0.5.11": {
+        "failed-resurrect": "bug",
+        "live-set-race": "unknown",
+        "stale-bootstrap": "unknown",
+        "task-refs": "bug",
+    },
     "0.5.18": {
         "failed-resurrect": "ok",
         "live-set-race": "bug",
