@@ -28,7 +28,7 @@ def _timed_out_pair(version):
     """r1 and r2 share generation 1; the prefill restarts; both send (queued, never
     delivered); r1 times out, then r3 starts, then r2 times out. What is cached?"""
     variant = load_sglang(str(wheel(version))).module
-    net, prefill, manager, clock = world(variant)
+    _net, prefill, manager, clock = world(variant)
     try:
         r1, r2 = (variant.KVReceiver(manager, ADDR, room) for room in (1, 2))
         for r in (r1, r2):
