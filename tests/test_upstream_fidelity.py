@@ -137,3 +137,18 @@ def test_task_refs_on_loopback(version, verdict):
     """Rooms registered over real HTTP to upstream's own aiohttp site."""
     result = run_lesson(LESSONS["task-refs"], load_sglang(str(wheel(version))), Options(transport="loopback"))
     assert result.verdict == verdict, result.symptom
+
+
+@pytest.mark.loopback
+def test_stale_bootstrap_on_loopback_0_5_19(monkeypatch):
+    """A real prefill process restarted; upstream's GET /route over real HTTP. A request
+    to a stale port waits the answer bound (shortened here from 10 s) before the
+    virtual clock passes upstream's waiting timeout."""
+    from reference.scenarios import stale_world
+
+    monkeypatch.setattr(stale_world, "ANSWER_WITHIN", 3.0)
+    result = run_lesson(
+        LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.19"))), Options(transport="loopback")
+    )
+    assert result.verdict == "ok", result.symptom
+    assert (result.details["failures_after"], result.details["route_fetches_after"]) == (1, 2)
