@@ -116,3 +116,20 @@ def test_sleep_waits_for_the_bound_ticks_and_counts():
     with bound(ticks=OneTick(), on_sleep=lambda: rounds.append(1)):
         assert asyncio.run(cleanup_round()) < 60  # the tick, not 120 s
     assert rounds == [1]
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.19"])
+def test_the_code_each_fix_changed_is_upstreams(version):
+    """What decides `stale-bootstrap` and `task-refs` is executed from the wheel and
+    never overridden by the adapter (`__init__` and `_run_server` are wrapped, calling
+    upstream's, only to bind the scenario's clock, loop and ticks)."""
+    module = load_sglang(str(wheel(version))).module
+    wheel_file = f"<sglang-{version}>/sglang/srt/disaggregation/common/conn.py"
+    receiver = ["_setup_bootstrap_infos", "_check_waiting_timeout", "clear", "_send_abort_notification"]
+    if version == "0.5.19":
+        receiver.append("invalidate_cached_bootstrap_infos")
+    for cls, names in ((module.KVReceiver, receiver), (module.BootstrapServer, ["_cleanup_expired_entries"])):
+        for name in names:
+            assert getattr(cls, name).__code__.co_filename == wheel_file, (cls, name)
+    assert module.BootstrapServer.__mro__[2]._run_server.__code__.co_filename == wheel_file
