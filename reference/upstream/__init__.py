@@ -3,8 +3,9 @@
 `load_sglang(PATH)` reads upstream's disaggregation files from an sglang wheel, source
 checkout or installation (`source.py`), executes them with stand-ins for the heavy
 sglang imports (`loader.py`, `standins.py`; sglang's dependencies are never
-installed), and wraps each upstream component in the class the scenarios drive, one
-adapter per component. Each adapter's docstring lists exactly which parts are
+installed), gives the loaded `common/conn.py` per-thread stand-ins for its `time`,
+`requests`, `asyncio` and `logger` globals (`bound.py`), and wraps each upstream
+component in the class the scenarios drive, one adapter per component. Each adapter's docstring lists exactly which parts are
 upstream code and which are adapter code; the methods each fix changed are always
 upstream's. Nothing from upstream is copied into this repository.
 
@@ -17,7 +18,8 @@ upstream's. Nothing from upstream is copied into this repository.
 
 A component a version lacks, or that the adapter cannot drive yet, is listed in the
 variant module's `UNAVAILABLE` with the reason, which a lesson needing it reports as
-`unknown`.
+`unknown` (lesson `task-refs` reports that probe as not driven and decides from the
+other, see `Lesson.probes`).
 
 Expectations come from upstream's release history (UPSTREAM.md §1): a lesson is
 expected `bug` on versions before its fix and `ok` from the version that has it. A
