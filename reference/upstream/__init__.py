@@ -5,9 +5,10 @@ checkout or installation (`source.py`), executes them with stand-ins for the hea
 sglang imports (`loader.py`, `standins.py`; sglang's dependencies are never
 installed), gives the loaded `common/conn.py` per-thread stand-ins for its `time`,
 `requests`, `asyncio` and `logger` globals (`bound.py`), and wraps each upstream
-component in the class the scenarios drive, one adapter per component. Each adapter's docstring lists exactly which parts are
-upstream code and which are adapter code; the methods each fix changed are always
-upstream's. Nothing from upstream is copied into this repository.
+component in the class the scenarios drive, one adapter per component. Each
+adapter's docstring lists exactly which parts are upstream code and which are
+adapter code; the methods each fix changed are always upstream's. Nothing from
+upstream is copied into this repository.
 
 | component | upstream class | adapter |
 |---|---|---|
