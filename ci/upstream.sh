@@ -18,10 +18,13 @@ for version in "${versions[@]}"; do
   fi
 done
 [ "${1:-}" = "--fetch-only" ] && exit 0
-SGLANG_WHEELS="$cache" SGLANG_WHEELS_REQUIRED=1 \
-  .venv/bin/python -m pytest -q tests/test_upstream_fidelity.py tests/test_upstream_adapter.py
+SGLANG_WHEELS="$cache" SGLANG_WHEELS_REQUIRED=1 .venv/bin/python -m pytest -q tests/test_upstream_*.py
 for version in "${versions[@]}"; do
   wheel=$(compgen -G "$cache/sglang-$version-*.whl" | head -n 1)
-  # Exit 2 is expected where a lesson cannot drive a version (0.5.11: live-set-race).
-  .venv/bin/python -m reference --sglang "$wheel" || [ $? -eq 2 ]
+  if [ "$version" = 0.5.11 ]; then
+    # Exit 2: 0.5.11 cannot drive live-set-race and stale-bootstrap (the table says why).
+    .venv/bin/python -m reference --sglang "$wheel" || [ $? -eq 2 ]
+  else
+    .venv/bin/python -m reference --sglang "$wheel"  # every verdict as expected: exit 0
+  fi
 done

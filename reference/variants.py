@@ -49,6 +49,10 @@ class Variant:
         """Needed classes, methods and properties the module lacks (see reference/protocol.py)."""
         return missing_members(self.module, names)
 
+    def declared_unavailable(self, names: tuple[str, ...]) -> dict[str, str]:
+        """Those of `names` the module declares unavailable, with its reasons."""
+        return declared_unavailable(self.module, names)
+
     def unavailable(self, names: tuple[str, ...]) -> str | None:
         """Why the variant cannot run a lesson needing `names`, in one line; None if it can.
 
@@ -61,6 +65,12 @@ class Variant:
             return "; ".join(explained)
         missing = self.missing(names)
         return f"variant lacks {', '.join(missing)}" if missing else None
+
+
+def declared_unavailable(module: ModuleType, names: tuple[str, ...]) -> dict[str, str]:
+    """`{name: reason}` for those of `names` in the module's `UNAVAILABLE`."""
+    reasons: Mapping[str, str] = getattr(module, "UNAVAILABLE", {})
+    return {name: reasons[name] for name in names if name in reasons}
 
 
 def shipped(name: str) -> Variant:

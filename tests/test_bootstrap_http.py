@@ -59,9 +59,11 @@ async def test_all_ranks_minus_one_returns_the_parallel_info(api):
     for tp in (0, 1):
         await client.put("/route", json=body(tp=tp, port=5000 + tp))
     info = await (await client.get("/route", params=ALL)).json()
-    assert info == {
+    assert info == {  # upstream's PrefillServerInfo, key for key: its decode builds it from these
         "attn_tp_size": 2, "attn_cp_size": 1, "dp_size": 1, "pp_size": 1, "page_size": 1,
-        "kv_cache_dtype": "auto", "target_tp_rank": None, "target_cp_rank": None, "target_pp_rank": None,
+        "kv_cache_dtype": "auto", "follow_bootstrap_room": True, "enable_dsa_cache_layer_split": False,
+        "prefill_http_port": None, "target_tp_rank": None, "target_tp_ranks": None, "target_cp_ranks": None,
+        "target_pp_ranks": None, "required_dst_info_num": None, "required_prefill_response_num": None,
     }  # fmt: skip
 
 

@@ -191,3 +191,13 @@ def test_a_failing_connect_escapes_only_the_buggy_send(variant, monkeypatch):
     else:
         r.send_metadata([0])
         assert r.poll() == KVPoll.Failed and KEY not in manager.connection_pool
+
+
+@pytest.mark.parametrize("variant", [reference.buggy, reference.fixed], ids=["buggy", "fixed"])
+def test_a_failed_fetch_leaves_the_room_failed_not_waiting(variant):
+    """As upstream's `init` (0.5.17 and later): it returns before writing WaitingForInput
+    when setting up the bootstrap info failed; the write would lift Failed(0) by `max()`."""
+    _net, prefill, manager, _ = world(variant)
+    prefill.kill()
+    r = receiver(variant, manager, 1)
+    assert r.poll() == KVPoll.Failed and manager.request_status[1] == KVPoll.Failed

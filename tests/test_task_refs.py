@@ -165,3 +165,31 @@ def test_buggy_form_loses_the_exception_the_same_way():
     seen = demonstrate(reference.buggy)
     assert (seen.held_before, seen.held_after, seen.healthy, seen.stale_left) == (0, 0, True, 3)
     assert len(seen.logged) == 1
+
+
+def _variant(name, **classes):
+    module = types.ModuleType(name)
+    for key, value in classes.items():
+        setattr(module, key, value)
+    return Variant(name, module, "ok")
+
+
+@pytest.mark.parametrize(
+    ("form", "verdict"), [(reference.buggy, "bug"), (reference.fixed, "ok")], ids=["buggy", "fixed"]
+)
+def test_a_component_declared_unavailable_is_not_driven_and_the_rest_decides(form, verdict):
+    variant = _variant(
+        "partial", BootstrapServer=form.BootstrapServer, UNAVAILABLE={"DPDispatcher": "no dispatcher here"}
+    )
+    result = run_lesson(LESSONS["task-refs"], variant, Options())
+    assert result.verdict == verdict and result.symptom.startswith("bootstrap server: ")
+    assert result.symptom.endswith(" | DP dispatcher: not driven (no dispatcher here)")
+    assert list(result.details) == ["bootstrap server"]
+
+
+def test_no_drivable_component_is_unknown_and_a_missing_one_is_a_gap():
+    declared = _variant("none", UNAVAILABLE={"DPDispatcher": "a", "BootstrapServer": "b"})
+    assert run_lesson(LESSONS["task-refs"], declared, Options()).symptom == "a; b"
+    missing = _variant("gap", BootstrapServer=reference.fixed.BootstrapServer)
+    result = run_lesson(LESSONS["task-refs"], missing, Options())
+    assert (result.verdict, result.symptom) == ("unknown", "variant lacks DPDispatcher")

@@ -1,27 +1,42 @@
 """Proof of fidelity: upstream sglang's own classes, driven through the same
 scenarios, give the verdicts upstream's history says they must.
 
-- 0.5.11 (before #24539): `failed-resurrect` is `bug`; its `CommonKVManager` has no
-  `_handle_node_failure` (the backends had it), so `live-set-race` is `unknown`;
-- 0.5.18: `failed-resurrect` is `ok`; `live-set-race` and `stale-bootstrap` are `bug`;
+- 0.5.11 (before #24539): `failed-resurrect` and `task-refs` are `bug`; its
+  `CommonKVManager` has no `_handle_node_failure` (the backends had it), so
+  `live-set-race` is `unknown`, and its decode cannot read the parallel info our
+  bootstrap server sends (newer fields), so `stale-bootstrap` is `unknown`;
+- 0.5.18: `failed-resurrect` is `ok`; `live-set-race`, `stale-bootstrap` and
+  `task-refs` are `bug` (task-refs from the bootstrap server's cleanup; the DP
+  dispatcher is not driven, and the symptom says why);
 - 0.5.19: every lesson is `ok`.
 
 Wheels come from `bash ci/upstream.sh` (cached in `.cache/sglang/`); without them
-these tests skip. A lesson whose component the adapter does not drive yet skips too.
+these tests skip.
 """
 
 import pytest
 from upstream_wheels import VERSIONS, wheel
 
 from reference.scenarios import LESSONS, Options, run_lesson
-from reference.upstream import NOT_YET, load_sglang
+from reference.upstream import load_sglang
 
 pytestmark = pytest.mark.upstream
 
+ALL = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
 FIDELITY = {
-    "0.5.11": {"failed-resurrect": "bug", "live-set-race": "unknown"},
-    "0.5.18": {"failed-resurrect": "ok", "live-set-race": "bug", "stale-bootstrap": "bug"},
-    "0.5.19": dict.fromkeys(("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs"), "ok"),
+    "0.5.11": {
+        "failed-resurrect": "bug",
+        "live-set-race": "unknown",
+        "stale-bootstrap": "unknown",
+        "task-refs": "bug",
+    },
+    "0.5.18": {
+        "failed-resurrect": "ok",
+        "live-set-race": "bug",
+        "stale-bootstrap": "bug",
+        "task-refs": "bug",
+    },
+    "0.5.19": dict.fromkeys(ALL, "ok"),
 }
 CASES = [
     pytest.param(version, lesson, marks=pytest.mark.lesson(lesson), id=f"{version}-{lesson}")
@@ -29,16 +44,12 @@ CASES = [
     for lesson in FIDELITY[version]
     if lesson in LESSONS
 ]
+DISPATCHER_NOT_DRIVEN = "DP dispatcher: not driven (the adapter does not load its module (encode_server.py"
 
 
 @pytest.mark.parametrize(("version", "lesson_id"), CASES)
 def test_upstream_verdict(version, lesson_id):
-    lesson = LESSONS[lesson_id]
-    variant = load_sglang(str(wheel(version)))
-    not_yet = [name for name in lesson.needs if name in NOT_YET and not hasattr(variant.module, name)]
-    if not_yet:
-        pytest.skip(f"the upstream adapter does not drive {', '.join(not_yet)} yet")
-    result = run_lesson(lesson, variant, Options())
+    result = run_lesson(LESSONS[lesson_id], load_sglang(str(wheel(version))), Options())
     assert result.verdict == FIDELITY[version][lesson_id], result.symptom
 
 
@@ -81,3 +92,63 @@ def test_live_set_race_on_loopback(version, verdict):
         LESSONS["live-set-race"], load_sglang(str(wheel(version))), Options(transport="loopback")
     )
     assert result.verdict == verdict, result.symptom
+
+
+def test_0_5_18_keeps_the_stale_ports_as_section_8_2_measured():
+    """UPSTREAM.md 8.2: after the waiting timeout 0.5.18 still holds the key and the
+    next request uses the old ports with 0 fetches; 0.5.19 empties it, re-fetches once
+    per rank and uses the new ports."""
+    result = run_lesson(LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.18"))), Options())
+    d = result.details
+    assert result.symptom.startswith("0 of 5 requests succeeded after the prefill restart")
+    assert (d["route_fetches_after"], d["successes_after"], d["stale_ports"]) == (0, 0, d["old_ports"])
+    assert d["first_failure"].endswith("in KVPoll.WaitingForInput")  # upstream's own timeout record
+
+
+def test_0_5_19_refetches_after_its_own_waiting_timeout():
+    result = run_lesson(LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.19"))), Options())
+    d = result.details
+    assert (d["failures_after"], d["successes_after"], d["route_fetches_after"]) == (1, 4, 2)
+    assert d["first_failure"].endswith("in KVPoll.WaitingForInput") and d["bytes_verified"] == 7
+
+
+@pytest.mark.parametrize(("version", "destroyed"), [("0.5.18", True), ("0.5.19", False)])
+def test_task_refs_decides_from_the_bootstrap_server_and_says_what_it_skipped(version, destroyed):
+    result = run_lesson(LESSONS["task-refs"], load_sglang(str(wheel(version))), Options())
+    server = result.details["bootstrap server"]
+    assert (server["destroyed"] == ["_cleanup_expired_entries"]) is destroyed
+    assert server["rooms_left"] == ([8, 16] if destroyed else [0, 0])
+    assert DISPATCHER_NOT_DRIVEN in result.symptom and "DP dispatcher" not in result.details
+
+
+@pytest.mark.parametrize("version", ["0.5.18", "0.5.19"])
+def test_upstreams_own_sleeping_cleanup_survives_gc_in_both(version):
+    """The honest half: with upstream's own `asyncio.sleep` the bare task of 0.5.18 is
+    held by the loop's timer heap, so its bug was latent."""
+    from reference.scenarios import task_refs_bootstrap
+
+    finding = task_refs_bootstrap.probe(load_sglang(str(wheel(version))).module, "mock", None)
+    assert finding.problems == [] and finding.details["rooms_left"] == [0, 0]
+
+
+@pytest.mark.loopback
+@pytest.mark.parametrize(("version", "verdict"), [("0.5.18", "bug"), ("0.5.19", "ok")])
+def test_task_refs_on_loopback(version, verdict):
+    """Rooms registered over real HTTP to upstream's own aiohttp site."""
+    result = run_lesson(LESSONS["task-refs"], load_sglang(str(wheel(version))), Options(transport="loopback"))
+    assert result.verdict == verdict, result.symptom
+
+
+@pytest.mark.loopback
+def test_stale_bootstrap_on_loopback_0_5_19(monkeypatch):
+    """A real prefill process restarted; upstream's GET /route over real HTTP. A request
+    to a stale port waits the answer bound (shortened here from 10 s) before the
+    virtual clock passes upstream's waiting timeout."""
+    from reference.scenarios import stale_world
+
+    monkeypatch.setattr(stale_world, "ANSWER_WITHIN", 3.0)
+    result = run_lesson(
+        LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.19"))), Options(transport="loopback")
+    )
+    assert result.verdict == "ok", result.symptom
+    assert (result.details["failures_after"], result.details["route_fetches_after"]) == (1, 2)

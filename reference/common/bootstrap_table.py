@@ -35,6 +35,11 @@ ROUTES: dict[str, frozenset[str]] = {
 }
 ROUTE_QUERY = ("prefill_dp_rank", "prefill_cp_rank", "target_tp_rank", "target_pp_rank")
 TOPOLOGY = ("attn_tp_size", "attn_cp_size", "dp_size", "pp_size", "page_size", "kv_cache_dtype")
+DECODE_SIDE = ("target_tp_rank", "target_tp_ranks", "target_cp_ranks", "target_pp_ranks",
+               "required_dst_info_num", "required_prefill_response_num")  # fmt: skip
+# The keys of the parallel info (`GET /route`, every rank -1): upstream's PrefillServerInfo fields.
+PARALLEL_INFO = (*TOPOLOGY, "follow_bootstrap_room", "enable_dsa_cache_layer_split", "prefill_http_port",
+                 *DECODE_SIDE)  # fmt: skip
 
 
 class BootstrapTable:
@@ -96,15 +101,27 @@ class BootstrapTable:
                 )
             assert self.topology is not None
             if all(value == -1 for value in q.values()):
-                info = {key: self.topology[key] for key in TOPOLOGY}
-                return Reply(
-                    200, {**info, "target_tp_rank": None, "target_cp_rank": None, "target_pp_rank": None}
-                )
+                return Reply(200, self._parallel_info())
             slot = tuple(q[name] for name in ROUTE_QUERY)
             address = self.prefill_port_table.get(slot)  # type: ignore[arg-type]
         if address is None:
             return Reply(404, "no rank registered at dp={}, cp={}, tp={}, pp={}".format(*slot))
         return Reply(200, dict(address))
+
+    def _parallel_info(self) -> dict[str, Any]:
+        """Upstream's `PrefillServerInfo` as JSON: the layout, then its decode-side fields
+        (`target_*`, `required_*`) all null; upstream's decode builds the dataclass from
+        exactly these keys, so an extra or a missing one makes it fail."""
+        t = self.topology
+        assert t is not None
+        balance = t["load_balance_method"] or "follow_bootstrap_room"  # upstream's default when absent
+        return {
+            **{key: t[key] for key in TOPOLOGY},
+            "follow_bootstrap_room": balance == "follow_bootstrap_room",
+            "enable_dsa_cache_layer_split": bool(t["enable_dsa_cache_layer_split"]),
+            "prefill_http_port": t["prefill_http_port"],
+            **dict.fromkeys(DECODE_SIDE),
+        }
 
     # -- room to dp rank -------------------------------------------------------------
     def register_dp_rank(self, payload: Mapping[str, Any]) -> Reply:

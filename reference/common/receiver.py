@@ -60,6 +60,8 @@ class ReceiverBase:
         responders = len(self.target_cp_ranks) * len(self.target_tp_ranks) * len(self.target_pp_ranks)
         self.kv_mgr.required_prefill_response_num_table[self.bootstrap_room] = responders
         self._setup_bootstrap_infos()
+        if self.conclude_state == KVPoll.Failed:  # as upstream: WaitingForInput would lift Failed (max)
+            return
         self.kv_mgr.update_status(self.bootstrap_room, KVPoll.WaitingForInput)
 
     def _map_ranks(self, prefill_tp: int, prefill_cp: int, prefill_pp: int) -> None:

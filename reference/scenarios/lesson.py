@@ -42,6 +42,11 @@ class Lesson:
     stress: Body | None = None
     notes: Callable[[], str] | None = None  # extra text the CLI prints when the lesson is asked for
     backends: tuple[str, ...] = ("default",)  # KV data planes it can move its bytes over
+    # Components the lesson drives in separate probes (task-refs). One that a variant
+    # declares unavailable (its `UNAVAILABLE`, with the reason) is not driven and the
+    # lesson decides from the others; `unknown` only when no probe can run. A component
+    # that is simply missing is a gap in the variant, as for `needs`.
+    probes: tuple[str, ...] = ()
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
@@ -62,7 +67,10 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
 
 
 def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
-    reason = variant.unavailable(lesson.needs)
+    declared = variant.declared_unavailable(lesson.probes)
+    if lesson.probes and len(declared) == len(lesson.probes):
+        return Observation("unknown", "; ".join(declared.values()))
+    reason = variant.unavailable(tuple(name for name in lesson.needs if name not in declared))
     if reason:
         return Observation("unknown", reason)
     if options.transport not in lesson.transports:

@@ -14,6 +14,10 @@ component in a configuration where one of its loops is collectable, runs
 (`task_refs_dispatcher.py`), stale room mappings that grow (`task_refs_bootstrap.py`).
 `notes()` adds the honest half: a live table of which awaits are collectable at all
 (`collectable.py`), and what the fix leaves open (`task_refs_swallowed.py`).
+
+A variant that declares one component unavailable (the upstream adapter: the DP
+dispatcher) has that probe reported as "not driven (reason)" in the symptom, and the
+verdict comes from the probes that ran (`Lesson.probes`).
 """
 
 from __future__ import annotations
@@ -26,21 +30,29 @@ from reference.scenarios import collectable, task_refs_bootstrap, task_refs_disp
 from reference.scenarios.lesson import Lesson, Options
 from reference.scenarios.result import Observation
 from reference.scenarios.task_refs_finding import Finding
+from reference.variants import declared_unavailable
 
 Probe = Callable[[ModuleType, str], Finding]
 
-# One probe per component whose background task upstream created bare.
-PROBES: tuple[Probe, ...] = (task_refs_dispatcher.observe, task_refs_bootstrap.observe)
+# One probe per component whose background task upstream created bare: (what the
+# symptom calls it, the variant's class it drives, the probe).
+PROBES: tuple[tuple[str, str, Probe], ...] = (
+    ("DP dispatcher", "DPDispatcher", task_refs_dispatcher.observe),
+    ("bootstrap server", "BootstrapServer", task_refs_bootstrap.observe),
+)
 
 
 def observe(variant: ModuleType, options: Options) -> Observation:
-    findings = [probe(variant, options.transport) for probe in PROBES]
+    declared = declared_unavailable(variant, tuple(component for _, component, _ in PROBES))
+    not_driven = [f"{label}: not driven ({declared[c]})" for label, c, _ in PROBES if c in declared]
+    findings = [probe(variant, options.transport) for _, c, probe in PROBES if c not in declared]
     details = {f.component: f.details for f in findings}
     timeline = [event for f in findings for event in f.timeline]
     problems = [f"{f.component}: {'; '.join(f.problems)}" for f in findings if f.problems]
     if problems:
-        return Observation("bug", " | ".join(problems), timeline, details)
-    return Observation("ok", " | ".join(f"{f.component}: {f.fine}" for f in findings), timeline, details)
+        return Observation("bug", " | ".join(problems + not_driven), timeline, details)
+    fine = [f"{f.component}: {f.fine}" for f in findings]
+    return Observation("ok", " | ".join(fine + not_driven), timeline, details)
 
 
 def notes() -> str:
@@ -62,6 +74,7 @@ LESSON = Lesson(
     title="Bare create_task: the loop holds background tasks only weakly",
     upstream="PR #33048 (0.5.19)",
     needs=("DPDispatcher", "BootstrapServer"),
+    probes=("DPDispatcher", "BootstrapServer"),
     body=observe,
     transports=("mock", "loopback"),
     notes=notes,

@@ -95,7 +95,7 @@ def serving(transport: str, server: Any) -> Iterator[tuple[Transport, str]]:
 
 
 class Run:
-    def __init__(self, variant: ModuleType, transport: str, ticks: Ticks) -> None:
+    def __init__(self, variant: ModuleType, transport: str, ticks: Ticks | None) -> None:
         self.loop, self.transport, self.ticks = JumpLoop(), transport, ticks
         self.start = self.loop.time()
         self.server = variant.BootstrapServer(
@@ -161,8 +161,9 @@ def observe(variant: ModuleType, transport: str) -> Finding:
     return probe(variant, transport, Metronome(INTERVAL, hold_waiters=False))
 
 
-def probe(variant: ModuleType, transport: str, ticks: Ticks) -> Finding:
-    """The run with any tick source (`SleepTicks(INTERVAL)`: upstream's configuration)."""
+def probe(variant: ModuleType, transport: str, ticks: Ticks | None) -> Finding:
+    """The run with any tick source (`SleepTicks(INTERVAL)`, or None for the server's own
+    sleep: upstream's configuration)."""
     run = Run(variant, transport, ticks)
     try:
         with loop_errors(run.loop) as errors, serving(transport, run.server) as (net, addr):

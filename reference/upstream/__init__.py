@@ -3,18 +3,24 @@
 `load_sglang(PATH)` reads upstream's disaggregation files from an sglang wheel, source
 checkout or installation (`source.py`), executes them with stand-ins for the heavy
 sglang imports (`loader.py`, `standins.py`; sglang's dependencies are never
-installed), and wraps each upstream component in the class the scenarios drive, one
-adapter per component. Each adapter's docstring lists exactly which parts are
-upstream code and which are adapter code; the methods each fix changed are always
-upstream's. Nothing from upstream is copied into this repository.
+installed), gives the loaded `common/conn.py` per-thread stand-ins for its `time`,
+`requests`, `asyncio` and `logger` globals (`bound.py`), and wraps each upstream
+component in the class the scenarios drive, one adapter per component. Each
+adapter's docstring lists exactly which parts are upstream code and which are
+adapter code; the methods each fix changed are always upstream's. Nothing from
+upstream is copied into this repository.
 
 | component | upstream class | adapter |
 |---|---|---|
 | `KVManager` | `common/conn.py` `CommonKVManager` | `manager.py` |
+| `KVReceiver` | `common/conn.py` `CommonKVReceiver` | `receiver.py` |
+| `BootstrapServer` | `common/conn.py` `CommonKVBootstrapServer` | `bootstrap_server.py` |
+| `DPDispatcher` | not driven (`NOT_DRIVEN` says why) | |
 
 A component a version lacks, or that the adapter cannot drive yet, is listed in the
 variant module's `UNAVAILABLE` with the reason, which a lesson needing it reports as
-`unknown`.
+`unknown` (lesson `task-refs` reports that probe as not driven and decides from the
+other, see `Lesson.probes`).
 
 Expectations come from upstream's release history (UPSTREAM.md §1): a lesson is
 expected `bug` on versions before its fix and `ok` from the version that has it. A
@@ -23,14 +29,19 @@ source checkout without a version file is assumed to be recent (every fix in).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import types
 from collections.abc import Callable
 from pathlib import Path
 
+from reference.common.bootstrap_table import PARALLEL_INFO
+from reference.upstream import bound
+from reference.upstream.bootstrap_server import server_class
 from reference.upstream.errors import NoStandIn, UpstreamError
 from reference.upstream.loader import load_files
 from reference.upstream.manager import manager_class
+from reference.upstream.receiver import receiver_class
 from reference.upstream.source import UpstreamSource, open_source
 from reference.variants import Expected, Variant
 
@@ -44,12 +55,11 @@ FIRST_FIXED = {
     "task-refs": "0.5.19",
 }
 
-# component -> why the adapter cannot drive it yet (until its adapter lands).
-NOT_YET: dict[str, str] = {
-    "KVReceiver": "the upstream adapter does not drive CommonKVReceiver yet (the stale-bootstrap "
-    "fix spans common/conn.py and the mooncake backend's send_metadata and _register_kv_args)",
-    "BootstrapServer": "the upstream adapter does not drive CommonKVBootstrapServer yet",
-    "DPDispatcher": "the upstream adapter does not drive DPDispatcher yet",
+# component -> why the adapter does not drive it.
+NOT_DRIVEN: dict[str, str] = {
+    "DPDispatcher": "the adapter does not load its module (encode_server.py; encoder/runtime.py from "
+    "0.5.19), the encoder's HTTP server: a FastAPI app built on import, torch, transformers, the model "
+    "loader, ZMQ IPC sockets and spawned workers, no cheap stand-in",
 }
 
 # A builder makes one component's adapter class from the loaded core modules and says
@@ -63,7 +73,26 @@ def _build_manager(source: UpstreamSource, core: dict[str, types.ModuleType]) ->
     return manager_class(core[BASE], core[COMMON], source.label)
 
 
-BUILDERS: dict[str, Builder] = {"KVManager": _build_manager}
+def _build_receiver(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
+    fields = {field.name for field in dataclasses.fields(core[COMMON].PrefillServerInfo)}
+    unknown = [key for key in PARALLEL_INFO if key not in fields]
+    if unknown:  # its decode would refuse our bootstrap server's answer, a newer version's
+        raise UpstreamError(
+            f"its PrefillServerInfo has no {', '.join(unknown)}, which our bootstrap server's parallel "
+            "info carries as newer upstream servers do: this version's decode cannot read it"
+        )
+    return receiver_class(core[COMMON], source.label), {}
+
+
+def _build_server(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
+    return server_class(core[COMMON], source.label), {}
+
+
+BUILDERS: dict[str, Builder] = {
+    "KVManager": _build_manager,
+    "KVReceiver": _build_receiver,
+    "BootstrapServer": _build_server,
+}
 
 _CACHE: dict[tuple[str, float, int], types.ModuleType] = {}
 
@@ -85,8 +114,9 @@ def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
 
 def _build(source: UpstreamSource) -> types.ModuleType:
     core = load_files(source, [BASE, COMMON])
+    bound.install(core[COMMON])
     module = types.ModuleType(f"reference.upstream[{source.label}]")
-    unavailable = dict(NOT_YET)
+    unavailable = dict(NOT_DRIVEN)
     for component, builder in BUILDERS.items():
         try:
             cls, gaps = builder(source, core)

@@ -27,7 +27,12 @@ Adapter code (this file):
   points, so `update_status` fires it after writing Failed while the same thread is
   inside `_handle_node_failure`: that is one step of upstream's per-room loop;
 - `add_prefill` (what `try_ensure_parallel_info` leaves behind) and, for versions
-  whose `CommonKVReceiver` has no `clear`, popping the room from `request_status`.
+  whose `CommonKVReceiver` has no `clear`, popping the room from `request_status`;
+- for lesson `stale-bootstrap`: `listen` (the decode's PULL socket and KV memory, on
+  the scenario's transport: upstream binds its socket in `__init__` and mooncake's
+  decode thread handles what arrives), and running upstream's own
+  `try_ensure_parallel_info` with its `GET /route` on the scenario's transport
+  (`bound.py`; the receiver's adapter is `receiver.py`).
 """
 
 from __future__ import annotations
@@ -37,11 +42,14 @@ from types import ModuleType
 from typing import Any
 
 from reference.clock import Clock, RealClock
+from reference.common.decode_inbox import DecodeInbox
 from reference.config import ManagerConfig
+from reference.dataplane import KVMemory
 from reference.hooks import Hooks
 from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
 from reference.transport.base import Transport
+from reference.upstream.bound import bound
 
 
 class ManagerAdapter:
@@ -79,6 +87,7 @@ class ManagerAdapter:
         self.room_to_bootstrap_addr: dict[int, str] = {}  # mori's bookkeeping
         self.heartbeat_rounds = 0
         self._receivers: dict[int, Any] = {}
+        self.inbox: DecodeInbox | None = None
         self._node_failure = threading.local()  # which addr this thread is failing, if any
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
@@ -101,6 +110,17 @@ class ManagerAdapter:
     def add_prefill(self, bootstrap_addr: str, info: PrefillServerInfo | None = None) -> None:
         with self.connection_lock:
             self.prefill_info_table[bootstrap_addr] = info or PrefillServerInfo()
+
+    def try_ensure_parallel_info(self, bootstrap_addr: str) -> bool:
+        with bound(now=self.clock.now, transport=self.transport):
+            return bool(super().try_ensure_parallel_info(bootstrap_addr))  # type: ignore[misc]
+
+    def listen(self, memory: KVMemory) -> DecodeInbox:
+        inbox = DecodeInbox(self, memory)  # type: ignore[arg-type]
+        inbox.endpoint = self.transport.bind_inbox(inbox.handle)
+        self.transport.register_memory(inbox.session, memory)
+        self.inbox = inbox
+        return inbox
 
     def track_room(self, bootstrap_addr: str, bootstrap_room: int) -> None:
         self._receivers[bootstrap_room] = self._tracking_receiver(self, bootstrap_addr, bootstrap_room)

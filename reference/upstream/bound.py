@@ -1,0 +1,175 @@
+"""Stand-ins for what a loaded upstream file reaches through its own globals, bound per call.
+
+Upstream's `common/conn.py` reads wall time (`time.time()`: the waiting timeout, the
+bootstrap server's entry timestamps), talks HTTP with `requests` (`GET /route`),
+makes its server's event loop with `asyncio.new_event_loop()`, paces the server's
+cleanup with `asyncio.sleep`, and logs with `logger.warning_once` (a method sglang gets
+from transformers, which patches `logging.Logger`). A scenario needs those on its own
+terms: the virtual clock, its transport, its `JumpLoop` and tick source. Upstream's own
+unit test does the same for one call (it patches `common.conn.time.time`).
+
+`install(module)` replaces the globals `time`, `requests`, `asyncio` and `logger` of a
+loaded module with the objects below. Each asks the calling thread's binding (set by
+the adapter with `bound(...)` around its calls into upstream code, and on the
+bootstrap server's thread for its whole life) and, where nothing is bound, does what
+the real module does. Everything else on them is the real module's attribute.
+Everything here is adapter code; no upstream code is changed.
+"""
+
+from __future__ import annotations
+
+import asyncio as real_asyncio
+import json
+import logging
+import threading
+import time as real_time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import requests as real_requests
+
+from reference.transport.base import TransportError
+
+_local = threading.local()
+
+
+@dataclass(frozen=True)
+class Binding:
+    now: Callable[[], float] | None = None  # upstream's time.time()
+    transport: Any = None  # upstream's GET /route
+    loop: real_asyncio.AbstractEventLoop | None = None  # upstream's asyncio.new_event_loop()
+    ticks: Any = None  # upstream's asyncio.sleep in the server's cleanup: ticks.next_tick()
+    on_sleep: Callable[[], None] | None = None  # called after each such sleep (counts rounds)
+
+
+def current() -> Binding:
+    return getattr(_local, "binding", None) or Binding()
+
+
+@contextmanager
+def bound(**values: Any) -> Iterator[None]:
+    """Bind `values` (fields of `Binding`) for upstream calls made on this thread."""
+    previous = getattr(_local, "binding", None)
+    _local.binding = Binding(**{**(previous or Binding()).__dict__, **values})
+    try:
+        yield
+    finally:
+        _local.binding = previous
+
+
+class ClockedTime:
+    """`time` for a loaded module: `time()` reads the bound clock."""
+
+    def time(self) -> float:
+        now = current().now
+        return now() if now is not None else real_time.time()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(real_time, name)
+
+
+class _Response:
+    def __init__(self, status: int, body: Any) -> None:
+        self.status_code = status
+        self._body = body
+        self.text = body if isinstance(body, str) else json.dumps(body)
+
+    def json(self) -> Any:
+        return self._body if not isinstance(self._body, str) else json.loads(self._body)
+
+
+def _get(url: str, real: Callable[..., Any], **kwargs: Any) -> Any:
+    transport = current().transport
+    if transport is None:
+        return real(url, **kwargs)
+    parts = urlsplit(url)
+    if parts.path != "/route":
+        raise TransportError(f"the upstream adapter routes only GET /route, not GET {parts.path}")
+    params = {key: int(value) for key, value in parse_qsl(parts.query)}
+    try:
+        reply = transport.get_route(parts.netloc, params)
+    except TransportError as exc:
+        raise real_requests.ConnectionError(str(exc)) from None
+    return _Response(reply.status, reply.body)
+
+
+class _Session:
+    """`requests.Session` for a loaded module: GETs go through the bound transport."""
+
+    def __init__(self) -> None:
+        self._real: real_requests.Session | None = None
+
+    def _session(self) -> real_requests.Session:
+        if self._real is None:
+            self._real = real_requests.Session()
+        return self._real
+
+    def mount(self, *_args: Any) -> None:
+        """Connection pooling is the transport's business."""
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return _get(url, lambda u, **k: self._session().get(u, **k), **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session(), name)
+
+
+class TransportRequests:
+    """`requests` for a loaded module: `get` and sessions' `get` use the bound transport."""
+
+    Session = _Session
+    adapters = SimpleNamespace(HTTPAdapter=lambda *_a, **_k: None)
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return _get(url, real_requests.get, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(real_requests, name)
+
+
+class TickedAsyncio:
+    """`asyncio` for a loaded module: the bound loop and tick source where one is bound."""
+
+    def new_event_loop(self) -> real_asyncio.AbstractEventLoop:
+        loop = current().loop
+        return loop if loop is not None else real_asyncio.new_event_loop()
+
+    async def sleep(self, delay: float, result: Any = None) -> Any:
+        binding = current()
+        if delay <= 0 or binding.ticks is None:
+            await real_asyncio.sleep(delay)
+        else:
+            await binding.ticks.next_tick()
+        if delay > 0 and binding.on_sleep is not None:
+            binding.on_sleep()
+        return result
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(real_asyncio, name)
+
+
+class OnceLogger(logging.LoggerAdapter):
+    """The module's logger plus `warning_once` (sglang gets it from transformers)."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        super().__init__(logger, {})
+        self._said: set[str] = set()
+
+    def warning_once(self, msg: str, *args: Any, **kwargs: Any) -> None:
+        if msg not in self._said:
+            self._said.add(msg)
+            self.warning(msg, *args, **kwargs)
+
+
+def install(module: ModuleType) -> None:
+    """Replace the loaded module's `time`, `requests`, `asyncio` and `logger` globals."""
+    module.time = ClockedTime()  # type: ignore[attr-defined]
+    module.requests = TransportRequests()  # type: ignore[attr-defined]
+    module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
+    logger = getattr(module, "logger", None)
+    if isinstance(logger, logging.Logger):
+        module.logger = OnceLogger(logger)  # type: ignore[attr-defined]
