@@ -10,7 +10,7 @@ from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.variants import shipped
 
-pytestmark = pytest.mark.lesson("failed-resurrect")
+pytestmark = pytest.mark.lesson(id="failed-resurrect")
 ROOM = 42
 
 

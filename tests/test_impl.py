@@ -10,7 +10,7 @@ from reference.scenarios import LESSONS, Options, run_lesson
 
 
 @pytest.mark.parametrize(
-    "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(lesson)) for lesson in LESSONS]
+    "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(id=lesson)) for lesson in LESSONS]
 )
 def test_lesson_holds(impl_variant, lesson_id):
     result = run_lesson(LESSONS[lesson_id], impl_variant, Options())

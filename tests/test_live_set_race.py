@@ -12,7 +12,7 @@ from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.variants import shipped
 
-pytestmark = pytest.mark.lesson("live-set-race")
+pytestmark = pytest.mark.lesson(id="live-set-race")
 ADDR = "10.0.0.9:8998"
 
 

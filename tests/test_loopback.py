@@ -21,7 +21,7 @@ from reference.transport.base import TransportError
 from reference.transport.loopback import LoopbackTransport
 from reference.variants import shipped
 
-pytestmark = [pytest.mark.loopback, pytest.mark.lesson("stale-bootstrap")]
+pytestmark = [pytest.mark.loopback, pytest.mark.lesson(id="stale-bootstrap")]
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -20,7 +20,7 @@ from reference import wire
 from reference.status import KVPoll
 from reference.transport.base import TransportError
 
-pytestmark = pytest.mark.lesson("stale-bootstrap")
+pytestmark = pytest.mark.lesson(id="stale-bootstrap")
 
 
 # -- 1. a failed send removes the generation this receiver used --

@@ -17,7 +17,7 @@ from mock_world import ADDR, BY_KEY, KEY, world
 
 import reference.fixed
 
-pytestmark = pytest.mark.lesson("stale-bootstrap")
+pytestmark = pytest.mark.lesson(id="stale-bootstrap")
 THREADS, ROUNDS = 8, 150
 BOUND = 30.0
 current = threading.local()

@@ -14,7 +14,7 @@ from reference.scenarios.stale_world import Outcome
 from reference.status import KVPoll
 from reference.variants import shipped
 
-pytestmark = pytest.mark.lesson("stale-bootstrap")
+pytestmark = pytest.mark.lesson(id="stale-bootstrap")
 OLD, NEW = [41000, 41001], [41003, 41004]  # mock ports: prefill ranks, decode inbox, new ranks
 
 

@@ -13,7 +13,7 @@ from reference.scenarios import LESSONS, Options, run_lesson
 from reference.scenarios.stale_bootstrap import AFTER, BEFORE
 from reference.variants import shipped
 
-pytestmark = [pytest.mark.lesson("stale-bootstrap"), pytest.mark.loopback]
+pytestmark = [pytest.mark.lesson(id="stale-bootstrap"), pytest.mark.loopback]
 
 
 def test_stale_bootstrap_over_a_real_backend(backend):

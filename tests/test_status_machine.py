@@ -17,7 +17,7 @@ from reference.scenarios.failed_resurrect import late_abort
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
-pytestmark = pytest.mark.lesson("failed-resurrect")
+pytestmark = pytest.mark.lesson(id="failed-resurrect")
 rooms = st.integers(min_value=0, max_value=5)
 progress = st.sampled_from([KVPoll.WaitingForInput, KVPoll.Transferring, KVPoll.Success])
 SETTINGS = settings(

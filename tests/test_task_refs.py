@@ -23,7 +23,7 @@ from reference.scenarios.task_refs_swallowed import demonstrate
 from reference.transport.dp_base import make_worker_pool
 from reference.variants import Variant, shipped
 
-pytestmark = pytest.mark.lesson("task-refs")
+pytestmark = pytest.mark.lesson(id="task-refs")
 TRANSPORTS = ["mock", pytest.param("loopback", marks=pytest.mark.loopback)]
 
 

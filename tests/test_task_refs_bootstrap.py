@@ -17,7 +17,7 @@ from reference.transport.loopback import LoopbackTransport
 from reference.transport.mock import MockNetwork
 from reference.variants import Variant
 
-pytestmark = pytest.mark.lesson("task-refs")
+pytestmark = pytest.mark.lesson(id="task-refs")
 TRANSPORTS = ["mock", pytest.param("loopback", marks=pytest.mark.loopback)]
 
 

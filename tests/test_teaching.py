@@ -72,7 +72,7 @@ def test_check_choice_answers_never_raise():
     assert right.correct and "ran it" in repr(right)
 
 
-@pytest.mark.lesson("failed-resurrect")
+@pytest.mark.lesson(id="failed-resurrect")
 def test_reused_room_is_polluted_only_when_the_abort_lands_after_it_opens():
     for variant in (reference.buggy, reference.fixed):
         assert resurrect.reused_room(variant, "abort-before-open").new_request_reads == "Bootstrapping"
@@ -82,14 +82,14 @@ def test_reused_room_is_polluted_only_when_the_abort_lands_after_it_opens():
         resurrect.reused_room(reference.fixed, "sideways")
 
 
-@pytest.mark.lesson("failed-resurrect")
+@pytest.mark.lesson(id="failed-resurrect")
 def test_resurrect_exercise_checker():
     assert resurrect.check_exercise("a").correct
     assert resurrect.check_exercise("b").status == "wrong"
     assert resurrect.check_exercise(None).status == "unanswered"
 
 
-@pytest.mark.lesson("live-set-race")
+@pytest.mark.lesson(id="live-set-race")
 def test_by_hand_the_buggy_handler_raises_and_the_fixed_fails_every_room():
     buggy, fixed = live_set.by_hand(reference.buggy), live_set.by_hand(reference.fixed)
     assert buggy.error == "RuntimeError: Set changed size during iteration"
@@ -98,7 +98,7 @@ def test_by_hand_the_buggy_handler_raises_and_the_fixed_fails_every_room():
     assert [fixed.statuses[r] for r in (1, 2, 3)] == ["Failed"] * 3
 
 
-@pytest.mark.lesson("live-set-race")
+@pytest.mark.lesson(id="live-set-race")
 @pytest.mark.parametrize("variant", [reference.buggy, reference.fixed])
 def test_reindexing_is_safe_and_a_stale_pop_loses_the_new_room(variant):
     reindexed = live_set.reindex_mid_failure(variant)
@@ -107,13 +107,13 @@ def test_reindexing_is_safe_and_a_stale_pop_loses_the_new_room(variant):
     assert stale.error is None and stale.tracked == [] and stale.statuses[9] == "WaitingForInput"
 
 
-@pytest.mark.lesson("live-set-race")
+@pytest.mark.lesson(id="live-set-race")
 def test_live_set_exercise_checker():
     assert live_set.check_exercise("b").correct
     assert live_set.check_exercise("a").status == "wrong"
 
 
-@pytest.mark.lesson("stale-bootstrap")
+@pytest.mark.lesson(id="stale-bootstrap")
 def test_replacement_race_keeps_the_new_generation_only_by_identity():
     buggy, fixed, by_key = (
         stale.replacement_race(v) for v in (reference.buggy, reference.fixed, stale.BY_KEY)
@@ -124,7 +124,7 @@ def test_replacement_race_keeps_the_new_generation_only_by_identity():
     assert stale.check_exercise("b").correct and stale.check_exercise("a").status == "wrong"
 
 
-@pytest.mark.lesson("stale-bootstrap")
+@pytest.mark.lesson(id="stale-bootstrap")
 def test_stale_sockets_and_slow_prefill_in_both_forms():
     fixed = stale.stale_sockets(reference.fixed, restarts=2)
     assert "requests Success Failed Success Failed Success" in fixed and fixed.count("tcp://") == 2
@@ -133,7 +133,7 @@ def test_stale_sockets_and_slow_prefill_in_both_forms():
     assert "extra /route fetches 0" in stale.slow_prefill(reference.buggy)
 
 
-@pytest.mark.lesson("task-refs")
+@pytest.mark.lesson(id="task-refs")
 def test_tasks_exercise_measures_both_awaits():
     assert tasks.check_exercise("a").correct
     assert tasks.check_exercise("d").status == "wrong"
