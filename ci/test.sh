@@ -10,6 +10,6 @@ if ! bash ci/upstream.sh --fetch-only; then
   echo "ci/test.sh: sglang wheels unavailable; upstream fidelity tests will skip" >&2
 fi
 if [ "${CI:-}" = true ]; then export SGLANG_WHEELS_REQUIRED=1; fi
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest -n 2 "$@"  # two workers: one per core here
 .venv/bin/python -m benchmarks --smoke  # the benchmark command in its quick mode, checks its output
 bash ci/notebooks.sh  # every notebook executed (nbmake), 60 s each at most
