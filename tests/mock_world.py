@@ -1,30 +1,19 @@
 """Helpers for receiver tests: one decode manager facing a `MockPrefill` on a `MockNetwork`."""
 
-from types import SimpleNamespace
-
-import reference.fixed
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
 from reference.prefill.mock import MockPrefill
 from reference.status import KVPoll
+from reference.teaching import stale
 from reference.transport.mock import MockNetwork
 
 ADDR = "10.0.0.1:8998"
 KEY = f"{ADDR}_0_0_0"
 
 
-class ByKeyReceiver(reference.fixed.KVReceiver):
-    """A tempting wrong fix: invalidate by key, whatever generation is cached now."""
-
-    def invalidate_cached_bootstrap_infos(self) -> None:
-        with self.kv_mgr.connection_lock:
-            for key in self._connection_pool_entries:
-                self.kv_mgr.connection_pool.pop(key, None)
-        self._connection_pool_entries.clear()
-
-
-BY_KEY = SimpleNamespace(KVManager=reference.fixed.KVManager, KVReceiver=ByKeyReceiver)
+# The tempting wrong fix (invalidate by key, not by identity), shared with the notebook.
+BY_KEY = stale.BY_KEY
 
 
 def world(variant, tp_size=1, cp_size=1):

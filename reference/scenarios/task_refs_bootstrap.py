@@ -38,7 +38,7 @@ from reference.aioloop import JumpLoop, pending_tasks
 from reference.common.cleanup_ticks import Metronome, Ticks
 from reference.scenarios.loop_capture import loop_errors
 from reference.scenarios.result import Event
-from reference.scenarios.task_refs_finding import Finding
+from reference.scenarios.task_refs_finding import Finding, destroyed_problem
 from reference.transport.base import Transport
 
 T = TypeVar("T")
@@ -139,9 +139,7 @@ def _finding(run: Run) -> Finding:
     d = run.details
     problems = []
     if d["destroyed"]:
-        problems.append(
-            f"Task was destroyed but it is pending! ({', '.join(d['destroyed'])}, by gc.collect())"
-        )
+        problems.append(destroyed_problem(d["destroyed"]))
     if any(d["rooms_left"]):
         growth = ", ".join(f"{n} after {JUMP * (i + 1):g} s" for i, n in enumerate(d["rooms_left"]))
         problems.append(

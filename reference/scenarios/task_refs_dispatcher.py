@@ -36,7 +36,7 @@ from reference.common.dispatcher import Reply
 from reference.config import DispatcherConfig
 from reference.scenarios.loop_capture import loop_errors
 from reference.scenarios.result import Event
-from reference.scenarios.task_refs_finding import Finding
+from reference.scenarios.task_refs_finding import Finding, destroyed_problem
 from reference.transport.dp_base import make_worker_pool
 
 CONFIG = DispatcherConfig()  # upstream's defaults; the JumpLoop makes 180 s instant
@@ -127,9 +127,7 @@ def _finding(run: Run) -> Finding:
     d = run.details
     problems = []
     if d["destroyed"]:
-        problems.append(
-            f"Task was destroyed but it is pending! ({', '.join(d['destroyed'])}, by gc.collect())"
-        )
+        problems.append(destroyed_problem(d["destroyed"]))
     if not d["death_noticed"]:
         problems.append(f"rank {DYING} died unnoticed ({d['unread_exit_notices']} exit notice never read)")
     hung = [(code, s) for code, s in d["stuck_answers"] if code == 504]

@@ -21,3 +21,8 @@ class Finding:
     fine: str  # the one-line summary when there is no problem
     details: dict[str, Any] = field(default_factory=dict)
     timeline: list[Event] = field(default_factory=list)
+
+
+def destroyed_problem(destroyed: list[str]) -> str:
+    """The log line asyncio writes when GC destroys a pending task, with the task names."""
+    return f"Task was destroyed but it is pending! ({', '.join(destroyed)}, by gc.collect())"
