@@ -28,9 +28,9 @@
 # %%
 import reference.buggy
 import reference.fixed
+from reference.lessons.failed_resurrect import teaching as resurrect
 from reference.status import KVPoll
 from reference.teaching import diffs, plots, runs, sequences
-from reference.lessons.failed_resurrect import teaching as resurrect
 
 # %% [markdown]
 # ## 1. The story
@@ -50,8 +50,9 @@ from reference.lessons.failed_resurrect import teaching as resurrect
 #
 # **PR #24522** ("Fix missing update_status call in abort() across all KV backends") made
 # `abort()` write Failed into the manager's table, not only into the receiver's local latch.
-# The same day its follow-up, **PR #24539**, named what that opened up. Its report (in
-# `../shared/seeds/`, in Chinese; here in English) lists two problems:
+# The same day its follow-up, **PR #24539**
+# (<https://github.com/sgl-project/sglang/pull/24539>), named what that opened up. Its
+# description lists two problems:
 #
 # 1. **A memory leak.** A late abort, or any asynchronous Failed (a timeout, a status thread),
 #    can arrive *after* `clear()`. `update_status` then finds the room absent and stores Failed
@@ -79,7 +80,7 @@ plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The lesson's scenario (`reference/scenarios/failed_resurrect.py`) runs 8 rooms through their
+# The lesson's scenario (`reference/lessons/failed_resurrect/scenario.py`) runs 8 rooms through their
 # normal life (Bootstrapping, WaitingForInput, sometimes Success), clears each one, then
 # delivers the late abort, and reads the table. Its verdict comes from what is in the table,
 # never from which form it was given. The command-line equivalent is
@@ -174,6 +175,6 @@ resurrect.check_exercise(ANSWER)
 #
 # - `python -m reference --lesson failed-resurrect` prints both verdicts; `--impl my.module`
 #   runs the scenario against your own `KVManager`.
-# - `tests/test_status_machine.py` is a Hypothesis state machine over open / write / clear /
+# - `tests/test_failed_resurrect_machine.py` is a Hypothesis state machine over open / write / clear /
 #   late Failed: it finds the resurrection in the buggy manager and finds none in the
 #   fixed one.

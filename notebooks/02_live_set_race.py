@@ -29,8 +29,8 @@
 # %%
 import reference.buggy
 import reference.fixed
-from reference.teaching import diffs, plots, runs, sequences
 from reference.lessons.live_set_race import teaching as live_set
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -51,7 +51,7 @@ from reference.lessons.live_set_race import teaching as live_set
 # `tracker.get(addr)`: the *live set object*, not a copy, iterated in step 2 after the lock is
 # gone.
 #
-# **PR #36351** (the report is in `../shared/seeds/`, in Chinese; here in English) points out
+# **PR #36351** (<https://github.com/sgl-project/sglang/pull/36351>) points out
 # that this is safe only as long as every other code path that mutates those sets behaves. Its
 # author walked through all of them: code that re-indexes `tracker[addr]` gets a fresh set once
 # the handler has popped the old one, and mooncake's pruning iterates a copy under the lock. But
@@ -85,7 +85,7 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The lesson's scenario (`reference/scenarios/live_set_race.py`) starts the real heartbeat
+# The lesson's scenario (`reference/lessons/live_set_race/scenario.py`) starts the real heartbeat
 # thread on a virtual clock, with two prefills. It kills the first and advances time until the
 # heartbeat handles the failure (with the discard placed as above), then kills the second and
 # advances again. The verdict comes from what happened: exceptions in threads, how many rooms

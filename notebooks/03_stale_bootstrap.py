@@ -27,8 +27,8 @@
 # with a real prefill process that is really killed and restarted.
 
 # %%
-from reference.teaching import diffs, plots, runs, sequences
 from reference.lessons.stale_bootstrap import teaching as stale
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -39,9 +39,9 @@ from reference.lessons.stale_bootstrap import teaching as stale
 # `connection_pool`, keyed by `"{bootstrap_addr}_{dp}_{cp}_{tp}"`, registers its KV memory with
 # each rank once, and from then on every request to that prefill reuses the cached list.
 #
-# **PR #36029** ("refresh stale prefill bootstrap metadata"; the report is in `../shared/seeds/`,
-# in Chinese; here in English) starts from what happens when the prefill **restarts behind the
-# same bootstrap address**: a quick process restart, or a Kubernetes Service in front of it. The
+# **PR #36029** ("refresh stale prefill bootstrap metadata",
+# <https://github.com/sgl-project/sglang/pull/36029>) starts from what happens when the
+# prefill **restarts behind the same bootstrap address**: a quick process restart, or a Kubernetes Service in front of it. The
 # bootstrap server comes back at the same `host:port`, so `/health` keeps answering and the
 # heartbeat never declares the prefill dead; but every rank's PULL port is new. The decode's key
 # has not changed, so it keeps the old list: it never calls `/route` again and never registers
@@ -80,7 +80,7 @@ plots.sequence_picture(sequences.interleaving("stale-bootstrap", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The lesson's scenario (`reference/scenarios/stale_bootstrap.py`) sends 3 requests, restarts
+# The lesson's scenario (`reference/lessons/stale_bootstrap/scenario.py`) sends 3 requests, restarts
 # the prefill (its ranks bind new ports, the bootstrap server answers `/health` throughout),
 # then sends 5 more. The heartbeat probes once per request on a virtual clock and never misses.
 # Each request's KV bytes are compared with what the prefill sent. The verdict comes from what
@@ -159,7 +159,7 @@ print(stale.all_forms(stale.stale_sockets))
 # %% [markdown]
 # **Slow, not dead.** The review question: if the prefill is merely slow and the waiting
 # timeout fires, the fixed receiver invalidates a perfectly good entry. What does that cost?
-# `reference/scenarios/slow_prefill.py` delays one request's answers past the 300 s timeout:
+# `reference/lessons/stale_bootstrap/slow_prefill.py` delays one request's answers past the 300 s timeout:
 
 # %%
 print(stale.all_forms(stale.slow_prefill))
@@ -189,5 +189,5 @@ stale.check_exercise(ANSWER)
 #
 # - `python -m reference --lesson stale-bootstrap --transport loopback` runs the scenario with a
 #   real prefill process, real ZMQ sockets and a real aiohttp bootstrap server on 127.0.0.1.
-# - `tests/test_receiver_pool.py` writes upstream's five connection-pool tests fresh and runs
-#   each on both forms; `tests/test_receiver_stress.py` races 8 threads over one key.
+# - `tests/test_stale_bootstrap_pool.py` writes upstream's five connection-pool tests fresh and runs
+#   each on both forms; `tests/test_stale_bootstrap_stress.py` races 8 threads over one key.

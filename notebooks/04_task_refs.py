@@ -27,8 +27,8 @@
 # upstream's 180 s and 120 s timers pass instantly.
 
 # %%
-from reference.teaching import diffs, plots, runs, sequences
 from reference.lessons.task_refs import teaching as tasks
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -39,7 +39,7 @@ from reference.lessons.task_refs import teaching as tasks
 # is still pending; Python then logs "Task was destroyed but it is pending!" and the coroutine
 # simply stops.
 #
-# **PR #33048** (the report is in `../shared/seeds/`, in Chinese; here in English) scanned
+# **PR #33048** (<https://github.com/sgl-project/sglang/pull/33048>) scanned
 # `srt/disaggregation/` with an AST walk for `create_task`/`ensure_future` results thrown away as
 # bare expressions and found five. Four are process-lifetime loops, the worst case if collected:
 #
@@ -70,7 +70,7 @@ from reference.lessons.task_refs import teaching as tasks
 #
 # A task is destroyed only if nothing but its own frame reaches what it awaits. Upstream's
 # loops wait on timers and sockets, which the loop holds, so the scenario changes exactly one
-# thing (see `reference/scenarios/dispatcher_probe.py`): the worker pool posts exits on a
+# thing (see `reference/lessons/task_refs/dispatcher_probe.py`): the worker pool posts exits on a
 # board that holds its waiters weakly, so the watchdog parks on an `asyncio.Event` only it can
 # reach. Then `gc.collect()` runs, and rank 1 dies.
 
@@ -83,7 +83,7 @@ plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The scenario (`reference/scenarios/task_refs.py`) runs two probes. The **DP dispatcher**: one
+# The scenario (`reference/lessons/task_refs/scenario.py`) runs two probes. The **DP dispatcher**: one
 # encode per rank, `gc.collect()`, rank 1 takes two requests and dies, four new requests arrive,
 # the clock jumps 180 s. The **bootstrap server's cleanup** (its wait for the next 120 s round
 # made collectable the same way): `gc.collect()` on the server's thread, then twice, 8 rooms

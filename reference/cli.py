@@ -13,8 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.harness.checks import score
 from reference.harness.result import Result
-from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
 from reference.upstream import load_sglang
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
+    parser.add_argument("--check", metavar="ID", help="run only this check of each selected lesson")
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
@@ -56,6 +58,10 @@ def _variants(args: argparse.Namespace) -> list[Variant]:
     )
 
 
+def _has_check(lesson: Lesson, check_id: str, transport: str) -> bool:
+    return any(c.id == check_id for c in lesson.checklist(transport))
+
+
 def exit_code(results: Sequence[Result]) -> int:
     if any(r.verdict == "unknown" for r in results):
         return 2
@@ -67,15 +73,28 @@ def _transport(result: Result) -> str:
 
 
 def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "verdict", "expected", "time", "symptom")]
+    rows = [("lesson", "variant", "transport", "verdict", "expected", "checks", "time", "symptom")]
     for r in results:
         mark = "" if r.as_expected else " !"
+        checks = score(r.checks) if r.checks else "-"
         rows.append(
-            (r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
+            (
+                r.lesson,
+                r.variant,
+                _transport(r),
+                r.verdict + mark,
+                r.expected,
+                checks,
+                f"{r.seconds:.2f}s",
+                r.symptom,
+            )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    last = len(rows[0]) - 1
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:6], widths, strict=True)) + "  " + row[6]
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:last], widths, strict=True))
+        + "  "
+        + row[last]
         for row in rows
     )
 
@@ -100,7 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"python -m reference: error: no selected lesson runs on {where}", file=sys.stderr)
         return 2
-    results = [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
+    if args.check:
+        lessons = [x for x in lessons if _has_check(x, args.check, args.transport)]
+        if not lessons:
+            print(
+                f"python -m reference: error: no selected lesson has check {args.check!r} on "
+                f"{args.transport} (see each lesson's README for its checks)",
+                file=sys.stderr,
+            )
+            return 2
+    results = [run_lesson(lesson, v, options, only=args.check) for lesson in lessons for v in variants]
     if args.json:
         print(json.dumps({"results": [r.to_json() for r in results]}, indent=2))
     else:

@@ -26,7 +26,9 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
     }
-    assert set(results[0]) == {"lesson", "variant", "transport", "verdict", "expected", "symptom", "seconds"}
+    keys = {"lesson", "variant", "transport", "verdict", "expected", "symptom", "seconds", "checks"}
+    assert set(results[0]) == keys
+    assert results[0]["checks"][0]["id"] == "story"
 
 
 def test_table_is_the_default_output(capsys):

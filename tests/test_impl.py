@@ -1,18 +1,28 @@
-"""Every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
+"""Every check of every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
-Without `--impl` the module is `reference.fixed` (see tests/impl_option.py). A failure
-prints the lesson's verdict and symptom, which say what your variant got wrong.
+Without `--impl` the module is `reference.fixed` (see reference/harness/pytest_plugin.py).
+One test per check (the lesson's story is its first check, `story`); a failure prints the
+check's verdict and symptom, which say what your variant got wrong.
 """
 
 import pytest
 
-from reference.lessons import LESSONS, Options, run_lesson
+from reference.harness.lesson import run_check
+from reference.lessons import LESSONS, Options
+
+CHECKS = [
+    pytest.param(lesson.id, check.id, id=f"{lesson.id}/{check.id}", marks=pytest.mark.lesson(id=lesson.id))
+    for lesson in LESSONS.values()
+    for check in lesson.checklist("mock")
+]
 
 
-@pytest.mark.parametrize(
-    "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(id=lesson)) for lesson in LESSONS]
-)
-def test_lesson_holds(impl_variant, lesson_id):
-    result = run_lesson(LESSONS[lesson_id], impl_variant, Options())
+@pytest.mark.parametrize(("lesson_id", "check_id"), CHECKS)
+def test_check_holds(impl_variant, lesson_id, check_id):
+    lesson = LESSONS[lesson_id]
+    result = run_check(lesson, lesson.check(check_id), impl_variant, Options())
     if result.verdict != "ok":
-        pytest.fail(f"{lesson_id} on {impl_variant.name}: {result.verdict}: {result.symptom}", pytrace=False)
+        pytest.fail(
+            f"{lesson_id}/{check_id} on {impl_variant.name}: {result.verdict}: {result.symptom}",
+            pytrace=False,
+        )

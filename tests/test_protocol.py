@@ -2,6 +2,7 @@
 with the reason, never a traceback (CLI, library and `pytest --impl`)."""
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -115,8 +116,18 @@ def test_cli_impl_by_path_and_by_name():
 def test_pytest_impl_runs_every_lesson_against_the_module():
     buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy")
     assert buggy.returncode == 1
-    assert f"{len(LESSONS)} failed in" in buggy.stdout  # only the lesson checks were collected
-    assert "failed-resurrect on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
+    counts = re.search(r"(\d+) failed(?:, (\d+) passed)? in", buggy.stdout)
+    assert counts, buggy.stdout
+    checks = sum(len(lesson.checklist("mock")) for lesson in LESSONS.values())
+    assert int(counts[1]) + int(counts[2] or 0) == checks  # only the lesson checks were collected
+    assert int(counts[1]) >= len(LESSONS)  # at least every story fails on the buggy form
+    assert "failed-resurrect/story on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
+
+
+def test_pytest_impl_takes_a_path_after_a_space():
+    template = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "notebooks/exercises/my_fix")
+    assert template.returncode == 1, template.stdout + template.stderr  # tests ran and failed, not usage (4)
+    assert "failed-resurrect/story on my_fix: bug:" in template.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
     assert missing.stderr.strip() == (

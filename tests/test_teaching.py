@@ -52,7 +52,7 @@ def test_runs_print_the_scenario_verdicts():
         runs.run("failed-resurrect", "hardened-someday")
 
 
-@pytest.mark.parametrize("lesson", sorted(sequences.INTERLEAVINGS))
+@pytest.mark.parametrize("lesson", sorted(sequences.LESSONS_DRAWN))
 def test_each_interleaving_marks_the_bug_and_the_fix(lesson):
     kinds = {v: {s.kind for s in sequences.interleaving(lesson, v).steps} for v in ("buggy", "fixed")}
     assert {"bug", "error"} <= kinds["buggy"] and "fix" not in kinds["buggy"]

@@ -94,8 +94,8 @@ def test_live_set_race_on_loopback(version, verdict):
     assert result.verdict == verdict, result.symptom
 
 
-def test_0_5_18_keeps_the_stale_ports_as_section_8_2_measured():
-    """UPSTREAM.md 8.2: after the waiting timeout 0.5.18 still holds the key and the
+def test_0_5_18_keeps_the_stale_ports_0_5_19_refetches():
+    """PR #36029's own experiment: after the waiting timeout 0.5.18 still holds the key and the
     next request uses the old ports with 0 fetches; 0.5.19 empties it, re-fetches once
     per rank and uses the new ports."""
     result = run_lesson(LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.18"))), Options())

@@ -24,6 +24,18 @@ class Event:
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    verdict: Verdict
+    symptom: str
+    timeline: list[Event] = field(default_factory=list)  # kept for the story's pictures
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "verdict": self.verdict, "symptom": self.symptom}
+
+
 @dataclass
 class Result:
     lesson: str
@@ -36,6 +48,7 @@ class Result:
     timeline: list[Event] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
+    checks: list[CheckResult] = field(default_factory=list)  # the story first, then the checklist
 
     @property
     def as_expected(self) -> bool:
@@ -51,7 +64,11 @@ class Result:
             "symptom": self.symptom,
             "seconds": round(self.seconds, 4),
         }
-        return {**fields, "backend": self.backend} if self.backend else fields
+        if self.backend:
+            fields["backend"] = self.backend
+        if self.checks:
+            fields["checks"] = [check.to_json() for check in self.checks]
+        return fields
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ class ExitNotices:
     `hold_waiters=False`: waiters are held weakly, as an event bus does so that a
     subscriber that went away needs no unsubscribe. A waiting watchdog is then parked
     on an `asyncio.Event` that only its own frame references: exactly the awaitable
-    that leaves a bare task collectable (DESIGN.md section 7). Lesson `task-refs` uses
+    that leaves a bare task collectable (`reference/lessons/task_refs/collectable.py`
+    measures which awaitables do). Lesson `task-refs` uses
     this configuration to make the upstream fix observable.
     """
 

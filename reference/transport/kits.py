@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from reference.clock import Clock
-from reference.transport import TRANSPORTS
+from reference.transport import IN_PROCESS, TRANSPORTS, check_transport
 from reference.transport.dp_base import WorkerPool
 
 MOCK_PREFILL_ADDR = "10.0.0.1:8998"
@@ -29,7 +29,11 @@ class Kit:
     """What differs between transports; one subclass per name in `TRANSPORTS`."""
 
     name = ""
-    in_process = True  # True: every rank lives in this process (no bytes cross processes)
+
+    @property
+    def in_process(self) -> bool:
+        """Every rank lives in this process (no bytes cross processes)."""
+        return self.name in IN_PROCESS
 
     def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
         """The decode side's `Transport`, closed when `stack` closes."""
@@ -88,7 +92,6 @@ class MockKit(Kit):
 
 class LoopbackKit(Kit):
     name = "loopback"
-    in_process = False
 
     def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
         from reference.transport.loopback import LoopbackTransport
@@ -126,7 +129,5 @@ assert tuple(KITS) == TRANSPORTS
 
 def kit(name: str) -> Kit:
     """The kit for a transport name; a one-line ValueError naming the choices otherwise."""
-    try:
-        return KITS[name]
-    except KeyError:
-        raise ValueError(f"unknown transport {name!r} (choose from {', '.join(TRANSPORTS)})") from None
+    check_transport(name)
+    return KITS[name]

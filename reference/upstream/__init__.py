@@ -22,7 +22,7 @@ variant module's `UNAVAILABLE` with the reason, which a lesson needing it report
 `unknown` (lesson `task-refs` reports that probe as not driven and decides from the
 other, see `Lesson.probes`).
 
-Expectations come from upstream's release history (UPSTREAM.md §1): a lesson is
+Expectations come from upstream's release history (`FIRST_FIXED`): a lesson is
 expected `bug` on versions before its fix and `ok` from the version that has it. A
 source checkout without a version file is assumed to be recent (every fix in).
 """
@@ -47,7 +47,7 @@ from reference.variants import Expected, Variant
 
 BASE, COMMON = "srt/disaggregation/base/conn.py", "srt/disaggregation/common/conn.py"
 
-# lesson -> first sglang release with its upstream fix (UPSTREAM.md §1).
+# lesson -> first sglang release with its upstream fix (the PR links are in each lesson's README).
 FIRST_FIXED = {
     "failed-resurrect": "0.5.12",
     "stale-bootstrap": "0.5.19",

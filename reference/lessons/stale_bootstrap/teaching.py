@@ -10,7 +10,7 @@ real receivers of the form it is given:
 - `stale_sockets`: after each restart, the PUSH sockets to the dead ports stay in the
   socket cache; the fix drops the cache entry, not the sockets (as upstream).
 - `slow_prefill`: the review question "what if the prefill is only slow?", answered by
-  `reference/scenarios/slow_prefill.py`.
+  `reference/lessons/stale_bootstrap/slow_prefill.py`.
 """
 
 from __future__ import annotations

@@ -138,6 +138,8 @@ async def test_pending_tasks_names_what_a_test_would_leave(request):
 LEAKY_TEST = """
 import asyncio
 
+pytestmark = pytest.mark.lesson(id="task-refs")
+
 
 async def test_leaks():
     asyncio.create_task(asyncio.sleep(3600))

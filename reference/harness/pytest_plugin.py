@@ -1,9 +1,14 @@
-"""`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
+"""`pytest --impl MODULE`: run every check of every lesson against your own variant.
 
-With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
-against MODULE) and skips collecting the rest of the suite, whose tests are about the
-shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
-path exercised. A module that cannot be imported stops the session with one line.
+Loaded by `-p reference.harness.pytest_plugin` in pyproject.toml's `addopts`, before
+pytest reads its arguments, so that `--impl PATH` (with a space) takes the path as the
+option's value rather than as a test path.
+
+With `--impl`, the session collects only `tests/test_impl.py` (one test per check of
+each lesson, against MODULE) and skips collecting the rest of the suite, whose tests are
+about the shipped variants. Without it, the same tests run against `reference.fixed`,
+which keeps the path exercised. A module that cannot be imported stops the session with
+one line.
 """
 
 from __future__ import annotations
@@ -18,9 +23,8 @@ DEFAULT = "reference.fixed"
 IMPL_TESTS = "test_impl.py"
 
 
-def add_impl_option(parser: pytest.Parser) -> None:
-    """Called from conftest's `pytest_addoption` (one per conftest, so it chains)."""
-    parser.addoption(
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("pd-reference").addoption(
         "--impl",
         metavar="MODULE",
         default=None,
