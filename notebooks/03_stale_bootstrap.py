@@ -41,7 +41,8 @@ from reference.teaching import diffs, plots, runs, sequences
 #
 # **PR #36029** ("refresh stale prefill bootstrap metadata",
 # <https://github.com/sgl-project/sglang/pull/36029>) starts from what happens when the
-# prefill **restarts behind the same bootstrap address**: a quick process restart, or a Kubernetes Service in front of it. The
+# prefill **restarts behind the same bootstrap address**: a quick process restart, or a
+# Kubernetes Service in front of it. The
 # bootstrap server comes back at the same `host:port`, so `/health` keeps answering and the
 # heartbeat never declares the prefill dead; but every rank's PULL port is new. The decode's key
 # has not changed, so it keeps the old list: it never calls `/route` again and never registers
