@@ -127,7 +127,7 @@ def test_pytest_impl_runs_every_lesson_against_the_module():
 def test_pytest_impl_takes_a_path_after_a_space():
     template = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "notebooks/exercises/my_fix")
     assert template.returncode == 1, template.stdout + template.stderr  # tests ran and failed, not usage (4)
-    assert "failed-resurrect/story on my_fix: bug:" in template.stdout
+    assert "failed-resurrect/story on notebooks/exercises/my_fix: bug:" in template.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
     assert missing.stderr.strip() == (

@@ -14,6 +14,8 @@ import pytest
 from reference.aioloop import pending_tasks
 from reference.lessons.task_refs.taskcheck import scan_paths, scan_source
 
+pytestmark = pytest.mark.lesson(id="task-refs")
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "reference"
 
@@ -137,8 +139,6 @@ async def test_pending_tasks_names_what_a_test_would_leave(request):
 
 LEAKY_TEST = """
 import asyncio
-
-pytestmark = pytest.mark.lesson(id="task-refs")
 
 
 async def test_leaks():
