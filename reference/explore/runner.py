@@ -98,6 +98,8 @@ def explore(prop: Property, variant: Variant) -> Finding:
     count = result.num_explored
     if result.property_holds is None:
         return finding("unknown", f"inconclusive after {count} interleavings: {result.inconclusive_reason}", count)
+    if result.property_holds and time.perf_counter() - start >= TIME_BOUND - 1.0:
+        return finding("unknown", f"no counterexample in {count} interleavings, but stopped at the {TIME_BOUND:.0f} s bound", count)
     if result.property_holds:
         return finding("ok", f"holds over {count} interleavings (preemption bound {prop.bound})", count)
     schedule = list(result.counterexample or [])

@@ -5,8 +5,8 @@ run-length encoded (`1x16,0x163,1x2,0x8`: thread 1 for 16 steps, then thread 0 f
 163, ...), which `--replay` reads back.
 
 The trace comes from replaying the schedule with frontrun's trace recorder. It keeps
-the shared-state accesses made in the variant's code (our exploration harness is left
-out), merges each thread's consecutive accesses on one source line, and lays them out
+the shared-state accesses made in the variant's code and in the lesson's worker bodies (the
+exploration machinery is left out), merges each thread's consecutive accesses on one source line, and lays them out
 in one column per thread, in the order they happened: where each thread was switched out (`||`, before that line
 completed; a resumed thread finishes it first) and resumed, and every
 mutation of a type of object both threads touch (marked `*`; the recorder names types,
@@ -21,8 +21,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-HARNESS = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The exploration machinery; the per-lesson worker bodies stay in the trace.
+HARNESS = frozenset(os.path.join(_HERE, name) for name in ("property.py", "runner.py", "trace.py"))
 LANE_WIDTH = 72
+CONTAINERS = frozenset({"dict", "defaultdict", "set", "list", "deque", "OrderedDict"})
 # Method loads that mutate their object: the trace records them as reads of the method.
 MUTATORS = frozenset({"add", "append", "clear", "discard", "extend", "insert", "pop", "popitem", "remove",
                       "setdefault", "update"})  # fmt: skip
@@ -59,7 +62,7 @@ def decode(text: str, threads: int) -> list[int]:
 def _shared_lines(events: list[Any]) -> list[Any]:
     from frontrun._trace_format import deduplicate_to_source_lines
 
-    shared = [e for e in events if e.access_type and not e.filename.startswith(HARNESS)]
+    shared = [e for e in events if e.access_type and e.filename not in HARNESS]
     return deduplicate_to_source_lines(shared)
 
 
@@ -68,7 +71,8 @@ def _key(line: Any) -> tuple[str | None, str | None]:
 
 
 def _mutates(line: Any) -> bool:
-    return "write" in (line.access_type or "") or line.attr_name in MUTATORS
+    container = line.obj_type_name in CONTAINERS
+    return "write" in (line.access_type or "") or (container and line.attr_name in MUTATORS)
 
 
 def _cell(line: Any, conflict: bool, paused: bool) -> str:
