@@ -66,17 +66,25 @@ def _select(args: argparse.Namespace) -> list[Property] | str:
         known = {prop.id for prop in props}
         unknown = [name for name in args.property if name not in known]
         if unknown:
-            return f"no property {unknown[0]!r} in the selected lessons (choose from {', '.join(sorted(known))})"
+            return (
+                f"no property {unknown[0]!r} in the selected lessons (choose from {', '.join(sorted(known))})"
+            )
         props = [prop for prop in props if prop.id in args.property]
     return props
 
 
 def main(
-    args: argparse.Namespace, argv: Sequence[str], load_variants: Callable[[argparse.Namespace], list[Variant]]
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    load_variants: Callable[[argparse.Namespace], list[Variant]],
 ) -> int:
     selected = _select(args)
     if isinstance(selected, str):
         return _error(selected)
+    if args.replay is not None:
+        problem = _replay_problem(args, selected)
+        if problem:
+            return _error(problem)
     if not frontrun_active():
         return _reexec(argv)
     try:
@@ -97,17 +105,25 @@ def exit_code(findings: Sequence[Finding]) -> int:
     judged = [f for f in findings if f.claimed]
     if any(f.verdict == "unknown" for f in judged):
         return 2
-    return 0 if all(f.as_expected for f in judged) else 1
+    return 0 if all(f.as_expected() for f in judged) else 1
+
+
+def _replay_problem(args: argparse.Namespace, props: list[Property]) -> str | None:
+    """Why `--replay` cannot run with these flags, checked before anything is explored."""
+    if len(props) != 1:
+        return "--replay needs exactly one property (--lesson ID --property ID)"
+    if len(args.variant or []) + len(args.impl or []) + len(args.sglang or []) != 1:
+        return "--replay needs exactly one variant (--variant, --impl or --sglang)"
+    try:
+        decode(args.replay, len(props[0].workers))
+    except ScheduleError as exc:
+        return str(exc)
+    return None
 
 
 def _replay(text: str, props: list[Property], variants: list[Variant]) -> int:
-    if len(props) != 1 or len(variants) != 1:
-        return _error("--replay needs exactly one property (--lesson, --property) and one variant")
     prop, variant = props[0], variants[0]
-    try:
-        schedule = decode(text, len(prop.workers))
-    except ScheduleError as exc:
-        return _error(str(exc))
+    schedule = decode(text, len(prop.workers))
     problems, trace = replay(prop, variant, schedule)
     verdict = "bug: " + "; ".join(problems) if problems else "holds on this interleaving"
     print(f"{prop.lesson}/{prop.id} on {variant.name}, replayed: {verdict}\n\n{trace}")
@@ -117,18 +133,27 @@ def _replay(text: str, props: list[Property], variants: list[Variant]) -> int:
 def format_findings(findings: Sequence[Finding]) -> str:
     rows = [("lesson", "property", "variant", "verdict", "expected", "interleavings", "time", "symptom")]
     for f in findings:
-        mark = "" if f.as_expected else " !"
+        mark = "" if f.as_expected() else " !"
         expected = f.expected or "(not claimed)"
         rows.append((f.lesson, f.property, f.variant, f.verdict + mark, expected, str(f.interleavings),
                      f"{f.seconds:.2f}s", f.symptom))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(7)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:7], widths, strict=True)) + "  " + row[7] for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row[:7], widths, strict=True)) + "  " + row[7]
+        for row in rows
+    ]
     for f in findings:
         if f.schedule is None:
             continue
         command = f"{PROG} --explore --lesson {f.lesson} --property {f.property}"
         command += f" {_variant_flag(f.variant)} --replay {f.schedule}"
-        lines += ["", f"{f.lesson}/{f.property} on {f.variant}: counterexample", f"  replay: {command}", "", f.trace or ""]
+        lines += [
+            "",
+            f"{f.lesson}/{f.property} on {f.variant}: counterexample",
+            f"  replay: {command}",
+            "",
+            f.trace or "",
+        ]
     return "\n".join(lines)
 
 

@@ -52,7 +52,8 @@ def _resurrected(world: World) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
     if ROOM in world.manager.request_status:
         status = KVPoll(world.manager.request_status[ROOM]).name
-        problems.append(f"cleared room {ROOM} re-created as {status}; request_status={len(world.manager.request_status)} entries")
+        entries = len(world.manager.request_status)
+        problems.append(f"cleared room {ROOM} re-created as {status}; request_status={entries} entries")
     return problems
 
 
@@ -69,7 +70,7 @@ PROPERTIES = (
     Property(
         lesson="failed-resurrect",
         id="late-failed-after-clear",
-        claim="an update_status(room, Failed) that starts after clear(room) returned never re-creates the room",
+        claim="a Failed whose update_status starts after clear(room) returned never re-creates the room",
         needs=NEEDS,
         setup=World,
         workers=WORKERS,

@@ -33,7 +33,7 @@ class Property:
     setup: Callable[[ModuleType], Any]  # a fresh world for one interleaving
     workers: tuple[tuple[str, Worker], ...]  # (lane name, body run on its own thread)
     check: Callable[[Any], list[str]]  # problems; empty when the property holds
-    bound: int = 2  # preemption bound
+    bound: int | None = None  # preemption bound; None: exhaustive (every DPOR-distinct interleaving)
     max_executions: int | None = None
     claimed: bool = True
 

@@ -5,7 +5,8 @@ its preemption bound (no hook points anywhere) and returns:
 
 - `bug`: a counterexample: the schedule (replayable with `replay`), the problems the
   property's check saw after it, and the two-lane trace of the accesses in it;
-- `ok`: "holds over N interleavings (preemption bound B)";
+- `ok`: "holds over all N interleavings (exhaustive)", or "holds over N interleavings
+  (preemption bound B)" for a property that bounds its search;
 - `unknown`: the variant lacks a component, raised while building the world, or the
   exploration was inconclusive (it hit its time bound before finishing).
 
@@ -38,12 +39,11 @@ class Finding:
     claimed: bool
     symptom: str
     interleavings: int
-    bound: int
+    bound: int | None  # None: no preemption bound, the search was exhaustive
     seconds: float
     schedule: str | None = None
     trace: str | None = None
 
-    @property
     def as_expected(self) -> bool:
         return self.expected is None or self.verdict == self.expected
 
@@ -97,17 +97,29 @@ def explore(prop: Property, variant: Variant) -> Finding:
         return finding("unknown", f"exploration failed: {type(exc).__name__}: {exc}")
     count = result.num_explored
     if result.property_holds is None:
-        return finding("unknown", f"inconclusive after {count} interleavings: {result.inconclusive_reason}", count)
+        return finding(
+            "unknown", f"inconclusive after {count} interleavings: {result.inconclusive_reason}", count
+        )
     if result.property_holds and time.perf_counter() - start >= TIME_BOUND - 1.0:
-        return finding("unknown", f"no counterexample in {count} interleavings, but stopped at the {TIME_BOUND:.0f} s bound", count)
+        return finding(
+            "unknown",
+            f"no counterexample in {count} interleavings, but stopped at the {TIME_BOUND:.0f} s bound",
+            count,
+        )
     if result.property_holds:
-        return finding("ok", f"holds over {count} interleavings (preemption bound {prop.bound})", count)
+        return finding("ok", f"holds over {_over(count, prop.bound)}", count)
     schedule = list(result.counterexample or [])
     problems, trace = replay(prop, variant, schedule)
-    where = f"after {count} interleavings (bound {prop.bound}), reproduced "
+    where = f"after {count} interleavings{'' if prop.bound is None else f' (bound {prop.bound})'}, reproduced "
     where += f"{result.reproduction_successes}/{result.reproduction_attempts}"
     symptom = "; ".join(problems) if problems else "invariant failed during exploration, not on replay"
     return finding("bug", f"{symptom} [{where}]", count, schedule=encode(schedule), trace=trace)
+
+
+def _over(count: int, bound: int | None) -> str:
+    if bound is None:
+        return f"all {count} interleavings (exhaustive)"
+    return f"{count} interleavings (preemption bound {bound})"
 
 
 def replay(prop: Property, variant: Variant, schedule: list[int]) -> tuple[list[str], str]:

@@ -5,13 +5,13 @@ run-length encoded (`1x16,0x163,1x2,0x8`: thread 1 for 16 steps, then thread 0 f
 163, ...), which `--replay` reads back.
 
 The trace comes from replaying the schedule with frontrun's trace recorder. It keeps
-the shared-state accesses made in the variant's code and in the lesson's worker bodies (the
-exploration machinery is left out), merges each thread's consecutive accesses on one source line, and lays them out
-in one column per thread, in the order they happened: where each thread was switched out (`||`, before that line
-completed; a resumed thread finishes it first) and resumed, and every
-mutation of a type of object both threads touch (marked `*`; the recorder names types,
-not objects, so read a `*` as "maybe the same object"). Other accesses are folded to
-`... n more`.
+the shared-state accesses made in the variant's code and in the lesson's worker bodies
+(the exploration machinery is left out), merges each thread's consecutive accesses on
+one source line, and lays them out in one column per thread, in the order they
+happened: where each thread was switched out (`||`, before that line completed; a
+resumed thread finishes it first) and resumed, and every mutation of a type of object
+both threads touch (`*`; the recorder names types, not objects, so read a `*` as "maybe
+the same object"). Other accesses are folded to `... n more`.
 """
 
 from __future__ import annotations
