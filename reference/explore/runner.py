@@ -110,7 +110,8 @@ def explore(prop: Property, variant: Variant) -> Finding:
         return finding("ok", f"holds over {_over(count, prop.bound)}", count)
     schedule = list(result.counterexample or [])
     problems, trace = replay(prop, variant, schedule)
-    where = f"after {count} interleavings{'' if prop.bound is None else f' (bound {prop.bound})'}, reproduced "
+    bound = "" if prop.bound is None else f" (bound {prop.bound})"
+    where = f"after {count} interleavings{bound}, reproduced "
     where += f"{result.reproduction_successes}/{result.reproduction_attempts}"
     symptom = "; ".join(problems) if problems else "invariant failed during exploration, not on replay"
     return finding("bug", f"{symptom} [{where}]", count, schedule=encode(schedule), trace=trace)
