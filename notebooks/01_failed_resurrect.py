@@ -29,7 +29,8 @@
 import reference.buggy
 import reference.fixed
 from reference.status import KVPoll
-from reference.teaching import diffs, plots, resurrect, runs, sequences
+from reference.teaching import diffs, plots, runs, sequences
+from reference.lessons.failed_resurrect import teaching as resurrect
 
 # %% [markdown]
 # ## 1. The story

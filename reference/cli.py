@@ -13,13 +13,12 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.harness.result import Result
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.oneline_args import OneLineParser
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.result import Result
+from reference.transport import TRANSPORTS
 from reference.upstream import load_sglang
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
-
-TRANSPORTS = ("mock", "loopback")
 
 
 def _non_negative(text: str) -> int:

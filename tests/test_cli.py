@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from reference.cli import exit_code, main
-from reference.scenarios.result import Result
+from reference.harness.result import Result
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

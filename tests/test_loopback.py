@@ -15,8 +15,8 @@ import pytest
 import zmq
 
 from reference.common.bootstrap_table import ROUTE_QUERY
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.prefill.loopback import LoopbackPrefill
-from reference.scenarios import LESSONS, Options, run_lesson
 from reference.transport.base import TransportError
 from reference.transport.loopback import LoopbackTransport
 from reference.variants import shipped

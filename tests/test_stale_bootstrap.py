@@ -8,9 +8,10 @@ import pytest
 import reference.buggy
 import reference.fixed
 from reference.cli import main
-from reference.scenarios import LESSONS, Options, run_lesson, slow_prefill
-from reference.scenarios.stale_bootstrap import AFTER, BEFORE, _verdict
-from reference.scenarios.stale_world import Outcome
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.stale_bootstrap import slow_prefill
+from reference.lessons.stale_bootstrap.scenario import AFTER, BEFORE, _verdict
+from reference.lessons.stale_bootstrap.world import Outcome
 from reference.status import KVPoll
 from reference.variants import shipped
 

@@ -11,7 +11,7 @@ from upstream_wheels import wheel
 
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.upstream import expectations, load_sglang

@@ -17,7 +17,7 @@ these tests skip.
 import pytest
 from upstream_wheels import VERSIONS, wheel
 
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.upstream import load_sglang
 
 pytestmark = pytest.mark.upstream
@@ -125,9 +125,9 @@ def test_task_refs_decides_from_the_bootstrap_server_and_says_what_it_skipped(ve
 def test_upstreams_own_sleeping_cleanup_survives_gc_in_both(version):
     """The honest half: with upstream's own `asyncio.sleep` the bare task of 0.5.18 is
     held by the loop's timer heap, so its bug was latent."""
-    from reference.scenarios import task_refs_bootstrap
+    from reference.lessons.task_refs import bootstrap_probe
 
-    finding = task_refs_bootstrap.probe(load_sglang(str(wheel(version))).module, "mock", None)
+    finding = bootstrap_probe.probe(load_sglang(str(wheel(version))).module, "mock", None)
     assert finding.problems == [] and finding.details["rooms_left"] == [0, 0]
 
 
@@ -144,9 +144,9 @@ def test_stale_bootstrap_on_loopback_0_5_19(monkeypatch):
     """A real prefill process restarted; upstream's GET /route over real HTTP. A request
     to a stale port waits the answer bound (shortened here from 10 s) before the
     virtual clock passes upstream's waiting timeout."""
-    from reference.scenarios import stale_world
+    from reference.lessons.stale_bootstrap import world
 
-    monkeypatch.setattr(stale_world, "ANSWER_WITHIN", 3.0)
+    monkeypatch.setattr(world, "ANSWER_WITHIN", 3.0)
     result = run_lesson(
         LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.19"))), Options(transport="loopback")
     )

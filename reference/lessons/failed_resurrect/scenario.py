@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 from types import ModuleType
 
-from reference.scenarios.lesson import Lesson, Options
-from reference.scenarios.result import Event, Observation
+from reference.harness.lesson import Lesson, Options
+from reference.harness.result import Event, Observation
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 

@@ -27,9 +27,9 @@ import random
 from types import ModuleType
 
 from reference.dataplane.discovery import BACKENDS
-from reference.scenarios.lesson import Lesson, Options
-from reference.scenarios.result import Event, Observation
-from reference.scenarios.stale_world import Outcome, World, open_world
+from reference.harness.lesson import Lesson, Options
+from reference.harness.result import Event, Observation
+from reference.lessons.stale_bootstrap.world import Outcome, World, open_world
 from reference.status import KVPoll
 
 BEFORE, AFTER = 3, 5

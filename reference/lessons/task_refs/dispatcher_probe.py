@@ -34,10 +34,10 @@ from typing import Any
 from reference.aioloop import JumpLoop, run_on_jump_loop
 from reference.common.dispatcher import Reply
 from reference.config import DispatcherConfig
-from reference.scenarios.loop_capture import loop_errors
-from reference.scenarios.result import Event
-from reference.scenarios.task_refs_finding import Finding, destroyed_problem
-from reference.transport.dp_base import make_worker_pool
+from reference.harness.loop_capture import loop_errors
+from reference.harness.result import Event
+from reference.lessons.task_refs.finding import Finding, destroyed_problem
+from reference.transport.kits import kit
 
 CONFIG = DispatcherConfig()  # upstream's defaults; the JumpLoop makes 180 s instant
 RANKS, DYING = 2, 1
@@ -51,7 +51,7 @@ class Run:
 
     def __init__(self, variant: ModuleType, transport: str, loop: JumpLoop) -> None:
         self.loop, self.start = loop, loop.time()
-        self.pool = make_worker_pool(transport, RANKS, hold_exit_waiters=False)
+        self.pool = kit(transport).worker_pool(RANKS, hold_exit_waiters=False)
         self.dispatcher = variant.DPDispatcher(self.pool, CONFIG)
         self.timeline: list[Event] = []
         self.details: dict[str, Any] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference.scenarios.result import Event
+from reference.harness.result import Event
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from reference.clock import SettleTimeout
-from reference.scenarios.result import Observation, Result
+from reference.harness.result import Observation, Result
+from reference.transport.kits import kit
 from reference.variants import Variant
 
 # Stable ids, used in test markers, CLI flags, JSON, tags in variant diffs, notebooks.
@@ -100,7 +101,7 @@ def _backend_unusable(lesson: Lesson, options: Options) -> str:
         return ""
     if options.backend not in lesson.backends:
         return f"this lesson moves no KV bytes over backend {options.backend}"
-    if options.transport == "mock":
+    if kit(options.transport).in_process:
         return f"backend {options.backend} moves bytes between processes: use --transport loopback"
     from reference.dataplane import discovery  # optional backends are probed only when asked
 

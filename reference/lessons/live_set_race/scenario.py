@@ -23,12 +23,12 @@ from types import ModuleType
 
 from reference.clock import SettleTimeout, VirtualClock
 from reference.config import ManagerConfig
+from reference.harness.capture import thread_errors
+from reference.harness.lesson import Lesson, Options
+from reference.harness.result import Event, Observation
 from reference.hooks import Hooks
-from reference.scenarios.capture import thread_errors
-from reference.scenarios.lesson import Lesson, Options
-from reference.scenarios.live_set_stress import stress
-from reference.scenarios.prefill_pair import two_prefills
-from reference.scenarios.result import Event, Observation
+from reference.lessons.live_set_race.prefill_pair import two_prefills
+from reference.lessons.live_set_race.stress import stress
 from reference.status import KVPoll
 
 IN_FLIGHT, DONE, LATER = (1, 2, 3), 4, (5, 6)

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 import reference.buggy
 import reference.fixed
+from reference.harness.result import Result
 from reference.hooks import Hooks
-from reference.scenarios.live_set_race import StatusThreadCleanup
-from reference.scenarios.result import Result
+from reference.lessons.live_set_race.scenario import StatusThreadCleanup
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
 from reference.transport.mock import MockNetwork

@@ -2,7 +2,7 @@
 
 The scenario shows a collectable background loop destroyed in the buggy form. Its
 honest half lives in `reference/scenarios/collectable.py` (which awaits leave a lone
-task collectable at all) and `task_refs_swallowed.py` (what the fix leaves open: a loop
+task collectable at all) and `swallowed.py` (what the fix leaves open: a loop
 that raises is silently gone). This module runs those for the notebook and checks its
 exercise: two awaits that are not in the table, measured the same way.
 """
@@ -14,9 +14,10 @@ from types import ModuleType
 
 import reference.buggy
 import reference.fixed
-from reference.scenarios import collectable, task_refs_swallowed
-from reference.scenarios.collectable import Probe, Row
-from reference.scenarios.collectable_probes import HOUR, simple
+from reference.lessons.task_refs import collectable
+from reference.lessons.task_refs import swallowed as swallowed_loop
+from reference.lessons.task_refs.collectable import Probe, Row
+from reference.lessons.task_refs.collectable_probes import HOUR, simple
 from reference.teaching.exercises import Feedback, check_choice
 from reference.teaching.runs import outside_event_loop
 
@@ -48,7 +49,7 @@ def collectability_table() -> str:
 
 def swallowed(variant: ModuleType) -> str:
     name = variant.__name__.rsplit(".", 1)[-1]
-    outcome = outside_event_loop(lambda: task_refs_swallowed.demonstrate(variant))
+    outcome = outside_event_loop(lambda: swallowed_loop.demonstrate(variant))
     return f"{name:>6}: {outcome.symptom}"
 
 

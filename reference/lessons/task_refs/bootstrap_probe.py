@@ -29,24 +29,24 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
 from types import ModuleType
 from typing import Any, TypeVar
 
 from reference.aioloop import JumpLoop, pending_tasks
 from reference.common.cleanup_ticks import Metronome, Ticks
-from reference.scenarios.loop_capture import loop_errors
-from reference.scenarios.result import Event
-from reference.scenarios.task_refs_finding import Finding, destroyed_problem
+from reference.harness.loop_capture import loop_errors
+from reference.harness.result import Event
+from reference.lessons.task_refs.finding import Finding, destroyed_problem
 from reference.transport.base import Transport
+from reference.transport.kits import kit
 
 T = TypeVar("T")
 INTERVAL = TTL = 120.0  # upstream's cleanup interval and entry lifetime
 JUMP = 250.0  # past the 240 s an entry lives at most
 ROOMS, BATCHES = 8, 2
 BOUND = 10.0  # real seconds for any call into the server's loop or over HTTP
-MOCK_ADDR = "10.0.0.1:8998"
+
 CLEANUP = "_cleanup_expired_entries"
 
 
@@ -65,42 +65,13 @@ async def _collect_garbage() -> list[str]:
     return pending_tasks(asyncio.get_running_loop(), exclude=asyncio.current_task())
 
 
-@contextmanager
-def serving(transport: str, server: Any) -> Iterator[tuple[Transport, str]]:
-    """Start `server` and yield a transport that reaches it, and its address; stop both."""
-    if transport == "mock":
-        from reference.transport.mock import MockNetwork
-
-        net = MockNetwork()
-        try:
-            server.start()
-            net.add_prefill(MOCK_ADDR)
-            net.serve(MOCK_ADDR, server.table.handle)
-            yield net, MOCK_ADDR
-        finally:
-            server.close()
-            net.close()
-    elif transport == "loopback":
-        from reference.transport.loopback import LoopbackTransport
-
-        http = LoopbackTransport()
-        try:
-            server.start()
-            yield http, server.address
-        finally:
-            server.close()
-            http.close()
-    else:
-        raise ValueError(f"unknown transport {transport!r} (choose from 'mock', 'loopback')")
-
-
 class Run:
     def __init__(self, variant: ModuleType, transport: str, ticks: Ticks | None) -> None:
         self.loop, self.transport, self.ticks = JumpLoop(), transport, ticks
         self.start = self.loop.time()
         self.server = variant.BootstrapServer(
             "127.0.0.1", 0, cleanup_interval=INTERVAL, entry_ttl=TTL, now=self.loop.time,
-            cleanup_ticks=ticks, loop=self.loop, listen=transport == "loopback",
+            cleanup_ticks=ticks, loop=self.loop, listen=not kit(transport).in_process,
         )  # fmt: skip
         self.timeline: list[Event] = []
         self.details: dict[str, Any] = {"rooms_left": []}
@@ -164,7 +135,7 @@ def probe(variant: ModuleType, transport: str, ticks: Ticks | None) -> Finding:
     sleep: upstream's configuration)."""
     run = Run(variant, transport, ticks)
     try:
-        with loop_errors(run.loop) as errors, serving(transport, run.server) as (net, addr):
+        with loop_errors(run.loop) as errors, kit(transport).serving(run.server) as (net, addr):
             _drive(run, net, addr)
     finally:
         if not run.loop.is_closed():  # the server closes its loop; not if it never started

@@ -19,8 +19,8 @@ from __future__ import annotations
 from types import ModuleType
 
 from reference import wire
-from reference.scenarios.result import Observation
-from reference.scenarios.stale_world import CONFIG, TP_SIZE, open_world
+from reference.harness.result import Observation
+from reference.lessons.stale_bootstrap.world import CONFIG, TP_SIZE, open_world
 from reference.status import KVPoll
 
 ROOMS = (11, 12, 13, 14, 15)  # warm-up, the slow one, three after it

@@ -21,7 +21,7 @@ from types import ModuleType
 
 from reference.aioloop import JumpLoop, run_on_jump_loop
 from reference.config import DispatcherConfig
-from reference.scenarios.loop_capture import UNRETRIEVED, loop_errors
+from reference.harness.loop_capture import UNRETRIEVED, loop_errors
 from reference.transport.dp_mock import MockWorkerPool
 
 CONFIG = DispatcherConfig()

@@ -7,7 +7,7 @@ discarded, either as an expression statement or by assigning it to `_`. The resu
 an awaited call, or one stored anywhere, is fine. `tg.create_task(...)` on a name bound
 by `async with asyncio.TaskGroup() as tg` is fine too: the group holds its tasks.
 
-    python -m reference.taskcheck PATH...        # files or directories; exit 1 on findings
+    python -m reference.lessons.task_refs.taskcheck PATH...        # files or directories; exit 1 on findings
 
 ruff's RUF006 catches the expression-statement form of `asyncio.create_task` in lint;
 this scan also catches `_ =`, `loop.create_task` and `ensure_future`, and reports the
@@ -113,12 +113,12 @@ def scan_paths(paths: Iterable[str]) -> list[Finding]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
-        print("usage: python -m reference.taskcheck PATH...", file=sys.stderr)
+        print("usage: python -m reference.lessons.task_refs.taskcheck PATH...", file=sys.stderr)
         return 2
     try:
         findings = scan_paths(args)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-        print(f"python -m reference.taskcheck: error: {exc}", file=sys.stderr)
+        print(f"python -m reference.lessons.task_refs.taskcheck: error: {exc}", file=sys.stderr)
         return 2
     for finding in findings:
         print(finding)

@@ -1,7 +1,7 @@
 """Two prefill instances a decode heartbeat watches, on the mock or the loopback transport.
 
 `live-set-race` needs two prefills whose `/health` answers until the scenario kills
-them. On the mock they are two addresses the `MockNetwork` marks alive; on loopback
+them. On the mock they are two in-process prefills (one rank each) on one `MockNetwork`; on loopback
 they are two real prefill processes (one rank each) whose real bootstrap servers the
 heartbeat probes over HTTP, and a kill is a SIGKILL. Both are closed when the `with`
 block ends, however it ends.
@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-MOCK_ADDRS = ("10.0.0.1:8998", "10.0.0.2:8998")
+from reference.transport.kits import kit
 
 
 @dataclass(frozen=True)
@@ -26,21 +26,10 @@ class PrefillPair:
 
 @contextmanager
 def two_prefills(transport: str) -> Iterator[PrefillPair]:
-    if transport == "mock":
-        from reference.transport.mock import MockNetwork
-
-        net = MockNetwork()
-        for addr in MOCK_ADDRS:
-            net.add_prefill(addr)
-        yield PrefillPair(net, MOCK_ADDRS, net.kill)
-        return
-    from reference.prefill.loopback import LoopbackPrefill
-    from reference.transport.loopback import LoopbackTransport
-
+    chosen = kit(transport)
     with ExitStack() as stack:
-        prefills = [stack.enter_context(LoopbackPrefill(tp_size=1)) for _ in MOCK_ADDRS]
-        loopback = LoopbackTransport()
-        stack.callback(loopback.close)
+        net = chosen.network(stack)
+        prefills = [chosen.prefill(stack, net, tp_size=1, index=i) for i in range(2)]
         by_addr = {prefill.bootstrap_addr: prefill for prefill in prefills}
         first, second = by_addr
-        yield PrefillPair(loopback, (first, second), lambda addr: by_addr[addr].kill())
+        yield PrefillPair(net, (first, second), lambda addr: by_addr[addr].kill())

@@ -1,7 +1,7 @@
 """The lesson registry: one scenario module per upstream fix, in teaching order."""
 
-from reference.scenarios import failed_resurrect, live_set_race, stale_bootstrap, task_refs
-from reference.scenarios.lesson import Lesson, Options, run_lesson
+from reference.harness.lesson import Lesson, Options, run_lesson
+from reference.lessons import failed_resurrect, live_set_race, stale_bootstrap, task_refs
 
 LESSONS: dict[str, Lesson] = {
     lesson.id: lesson

@@ -16,9 +16,9 @@ import sys
 import threading
 from types import ModuleType
 
+from reference.harness.lesson import Options
+from reference.harness.result import Observation
 from reference.hooks import Hooks
-from reference.scenarios.lesson import Options
-from reference.scenarios.result import Observation
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 

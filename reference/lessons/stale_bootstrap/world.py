@@ -28,6 +28,7 @@ from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
 from reference.status import KVPoll
+from reference.transport.kits import kit
 
 CONFIG = ManagerConfig()  # upstream defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 TP_SIZE, PAGES, PAGES_PER_REQUEST, ITEM_LEN = 2, 64, 4, 64
@@ -137,24 +138,15 @@ def _backend_memory(backend: str, stack: ExitStack) -> Any:
 def open_world(variant: ModuleType, transport: str, backend: str = "default") -> Iterator[World]:
     clock = VirtualClock()
     with ExitStack() as stack:
-        if transport == "mock":
-            from reference.prefill.mock import MockPrefill
-            from reference.transport.mock import MockNetwork
-
-            net = MockNetwork(clock)
-            stack.callback(net.close)
-            prefill: Any = MockPrefill(net, tp_size=TP_SIZE)
+        chosen = kit(transport)
+        if chosen.in_process:
+            net = chosen.network(stack, clock)
+            prefill = chosen.prefill(stack, net, TP_SIZE)
             world = World(variant, net, prefill, clock, net.pump, answer_within=0.0)
-        elif transport == "loopback":
-            from reference.prefill.loopback import LoopbackPrefill
-            from reference.transport.loopback import LoopbackTransport
-
-            memory = _backend_memory(backend, stack)
-            prefill = stack.enter_context(LoopbackPrefill(tp_size=TP_SIZE, backend=backend))
-            loopback = LoopbackTransport(send_timeout=SEND_TIMEOUT)
-            stack.callback(loopback.close)
-            world = World(variant, loopback, prefill, clock, lambda: None, ANSWER_WITHIN, memory)
         else:
-            raise ValueError(f"unknown transport {transport!r}")
+            memory = _backend_memory(backend, stack)
+            prefill = chosen.prefill(stack, None, TP_SIZE, backend)
+            net = chosen.network(stack, send_timeout=SEND_TIMEOUT)
+            world = World(variant, net, prefill, clock, lambda: None, ANSWER_WITHIN, memory)
         stack.callback(world.close)
         yield world

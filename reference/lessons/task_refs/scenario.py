@@ -11,9 +11,9 @@ and stale-mapping sweep that way, and the bootstrap server its cleanup of expire
 The verdict comes from components, not a toy coroutine: each probe drives one
 component in a configuration where one of its loops is collectable, runs
 `gc.collect()`, and makes the loop's job observable: a dead worker rank unnoticed
-(`task_refs_dispatcher.py`), stale room mappings that grow (`task_refs_bootstrap.py`).
+(`dispatcher_probe.py`), stale room mappings that grow (`bootstrap_probe.py`).
 `notes()` adds the honest half: a live table of which awaits are collectable at all
-(`collectable.py`), and what the fix leaves open (`task_refs_swallowed.py`).
+(`collectable.py`), and what the fix leaves open (`swallowed.py`).
 
 A variant that declares one component unavailable (the upstream adapter: the DP
 dispatcher) has that probe reported as "not driven (reason)" in the symptom, and the
@@ -26,10 +26,10 @@ from collections.abc import Callable
 from types import ModuleType
 
 import reference.fixed
-from reference.scenarios import collectable, task_refs_bootstrap, task_refs_dispatcher, task_refs_swallowed
-from reference.scenarios.lesson import Lesson, Options
-from reference.scenarios.result import Observation
-from reference.scenarios.task_refs_finding import Finding
+from reference.harness.lesson import Lesson, Options
+from reference.harness.result import Observation
+from reference.lessons.task_refs import bootstrap_probe, collectable, dispatcher_probe, swallowed
+from reference.lessons.task_refs.finding import Finding
 from reference.variants import declared_unavailable
 
 Probe = Callable[[ModuleType, str], Finding]
@@ -37,8 +37,8 @@ Probe = Callable[[ModuleType, str], Finding]
 # One probe per component whose background task upstream created bare: (what the
 # symptom calls it, the variant's class it drives, the probe).
 PROBES: tuple[tuple[str, str, Probe], ...] = (
-    ("DP dispatcher", "DPDispatcher", task_refs_dispatcher.observe),
-    ("bootstrap server", "BootstrapServer", task_refs_bootstrap.observe),
+    ("DP dispatcher", "DPDispatcher", dispatcher_probe.observe),
+    ("bootstrap server", "BootstrapServer", bootstrap_probe.observe),
 )
 
 
@@ -56,7 +56,7 @@ def observe(variant: ModuleType, options: Options) -> Observation:
 
 
 def notes() -> str:
-    swallowed = task_refs_swallowed.demonstrate(reference.fixed)
+    lost = swallowed.demonstrate(reference.fixed)
     return "\n".join(
         [
             collectable.table(),
@@ -64,7 +64,7 @@ def notes() -> str:
             "  were latent; the fix still matters because what a loop awaits is an accident of today's code.",
             "",
             "What the fix leaves open (fixed form, a background loop that raises):",
-            f"  {swallowed.symptom}",
+            f"  {lost.symptom}",
         ]
     )
 

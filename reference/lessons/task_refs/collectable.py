@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reference.aioloop import JumpLoop, run_on_jump_loop
-from reference.scenarios import collectable_probes as probes
-from reference.scenarios.collectable_probes import Parked, simple
-from reference.scenarios.loop_capture import loop_errors
+from reference.harness.loop_capture import loop_errors
+from reference.lessons.task_refs import collectable_probes as probes
+from reference.lessons.task_refs.collectable_probes import Parked, simple
 
 
 @dataclass(frozen=True)

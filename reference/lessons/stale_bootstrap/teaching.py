@@ -24,9 +24,9 @@ import reference.fixed
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
+from reference.harness.result import Event
+from reference.lessons.stale_bootstrap import slow_prefill as slow_check
 from reference.prefill.mock import MockPrefill
-from reference.scenarios import slow_prefill as slow_check
-from reference.scenarios.result import Event
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
 from reference.transport.mock import MockNetwork, MockPushSocket

@@ -1,7 +1,7 @@
 """Your variant: a copy of the buggy components, with the fixes left as exercises.
 
-Check it with `python -m reference --impl examples.my_fix` (or
-`pytest --impl examples.my_fix`): every lesson is expected `ok` once you fixed it.
+Check it with `python -m reference --impl notebooks.exercises.my_fix` (or
+`pytest --impl notebooks.exercises.my_fix`): every lesson is expected `ok` once you fixed it.
 Each `EXERCISE(<lesson>)` comment marks where the upstream bug is; the lesson's
 symptom tells you whether your fix holds. The answers are in reference/fixed/.
 """

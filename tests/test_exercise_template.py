@@ -1,4 +1,4 @@
-"""`examples/my_fix/` stays a faithful copy of the buggy components, with the fixes
+"""`notebooks/exercises/my_fix/` stays a faithful copy of the buggy components, with the fixes
 left as exercises: same code as `reference/buggy/` (comments and docstrings aside),
 the same exported classes, an `EXERCISE(<lesson>)` hint wherever the buggy form has a
 `BUG(<lesson>)` tag, and no answers. Checked with `--impl` it shows every bug."""
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.variants import load_impl
 
 ROOT = Path(__file__).resolve().parents[1]
-BUGGY, TEMPLATE = ROOT / "reference" / "buggy", ROOT / "examples" / "my_fix"
+BUGGY, TEMPLATE = ROOT / "reference" / "buggy", ROOT / "notebooks" / "exercises" / "my_fix"
 
 
 def _is_docstring(node: ast.AST) -> bool:
@@ -38,7 +38,7 @@ def _code(path: Path) -> str:
 def test_template_module_is_the_buggy_code(name):
     template = TEMPLATE / name
     assert template.exists(), (
-        f"copy reference/buggy/{name} to examples/my_fix/{name}, with each BUG tag "
+        f"copy reference/buggy/{name} to notebooks/exercises/my_fix/{name}, with each BUG tag "
         "turned into an EXERCISE(<lesson>) hint"
     )
     assert _code(template) == _code(BUGGY / name)
@@ -54,6 +54,6 @@ def test_template_exports_the_buggy_components():
 
 
 def test_template_shows_every_bug_under_impl():
-    variant = load_impl("examples.my_fix")
+    variant = load_impl(str(TEMPLATE))
     verdicts = {lesson.id: run_lesson(lesson, variant, Options()).verdict for lesson in LESSONS.values()}
     assert verdicts == dict.fromkeys(LESSONS, "bug")
