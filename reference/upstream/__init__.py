@@ -105,8 +105,8 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         try:
             cls, gaps = builder(load)
         except (UpstreamError, NoStandIn) as exc:
-            unavailable[component] = str(exc) if str(exc).startswith(("not present", source.label)) else (
-                f"{source.label}: {exc}"
+            unavailable[component] = (
+                str(exc) if str(exc).startswith(("not present", source.label)) else (f"{source.label}: {exc}")
             )
             continue
         except Exception as exc:  # an upstream change the adapter does not know yet

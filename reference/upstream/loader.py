@@ -26,8 +26,8 @@ a real sglang installed in the same environment is never shadowed.
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import importlib.abc
 import importlib.machinery

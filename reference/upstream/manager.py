@@ -64,6 +64,9 @@ class ManagerAdapter:
     _tracking_receiver: type  # upstream's (mooncake) receiver, made concrete
     _mori_cleanup: Any  # upstream mori's _cleanup_room_tracking, or None
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
+    kv_args: Any  # upstream: the decode rank's KV buffers, as its register frame reports them
+    local_ip: str
+    rank_port: int
     # Upstream's CommonKVManager attributes the adapter reads.
     connection_lock: Any
     prefill_info_table: dict[str, Any]
@@ -273,7 +276,9 @@ def manager_class(load: UpstreamLoad) -> tuple[type, dict[str, str]]:
     the members it cannot drive on that version (`KVManager.<name>` -> reason)."""
     common = load.get("CommonKVManager")
     base = load.get("MooncakeKVManager") if load.has("MooncakeKVManager") else common
-    receiver = load.get("MooncakeKVReceiver") if load.has("MooncakeKVReceiver") else load.get("CommonKVReceiver")
+    receiver = (
+        load.get("MooncakeKVReceiver") if load.has("MooncakeKVReceiver") else load.get("CommonKVReceiver")
+    )
     mori = load.get("MoriKVManager") if load.has("MoriKVManager") else None
     mori_cleanup = vars(mori).get("_cleanup_room_tracking") if mori is not None else None
     gaps = {}

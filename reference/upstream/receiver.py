@@ -26,7 +26,8 @@ Adapter code (this file), at the socket and data-plane boundary:
   (which part of the decode's KV memory that prefill rank writes), after upstream's
   fetch returned it; `MooncakeWire` adds that region's offset to the KV pointer;
 - `send_metadata(kv_indices)` passes the scenario's page list as upstream's int32
-  array (`array("i")`, which has the `tobytes` upstream calls); every call into upstream is bound to the manager's clock and transport.
+  array (`array("i")`, which has the `tobytes` upstream calls); every call into
+  upstream is bound to the manager's clock and transport.
 """
 
 from __future__ import annotations

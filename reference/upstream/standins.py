@@ -46,8 +46,17 @@ PARALLEL: dict[str, Any] = {
     "enable_dsa_cache_layer_split": False, "attn_dp_size": 1, "attn_dp_rank": 0, "num_dp_ranks": 1,
     "enable_cp_tp_group_sharing": False, "enable_kv_cache_sharding": False, "moe_dp_size": 1, "dcp_size": 1,
 }  # fmt: skip
-SERVING: dict[str, Any] = {"host": "127.0.0.1", "port": 30000, "kv_cache_dtype": "auto", "page_size": 1, "enable_hisparse": False}
-DISAGG: dict[str, Any] = {"disaggregation_bootstrap_port": 8998, "disaggregation_decode_allocation_policy": "early"}
+SERVING: dict[str, Any] = {
+    "host": "127.0.0.1",
+    "port": 30000,
+    "kv_cache_dtype": "auto",
+    "page_size": 1,
+    "enable_hisparse": False,
+}
+DISAGG: dict[str, Any] = {
+    "disaggregation_bootstrap_port": 8998,
+    "disaggregation_decode_allocation_policy": "early",
+}
 
 
 class Settings:
