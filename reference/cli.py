@@ -13,11 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.explore import cli as explore_cli
 from reference.harness.checks import score
 from reference.harness.result import Result
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
+from reference.transport.sockets import SOCKETS
 from reference.upstream import load_sglang
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
 
@@ -42,10 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--check", metavar="ID", help="run only this check of each selected lesson")
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
+    parser.add_argument(
+        "--sockets",
+        choices=SOCKETS,
+        default="upstream",
+        help="decode PUSH-socket options (default: upstream's)",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    explore_cli.add_arguments(parser)
     return parser
 
 
@@ -73,40 +82,34 @@ def _transport(result: Result) -> str:
 
 
 def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "verdict", "expected", "checks", "time", "symptom")]
+    rows = [("lesson", "variant", "transport", "sockets", "verdict", "expected", "checks", "time", "symptom")]
     for r in results:
-        mark = "" if r.as_expected else " !"
+        verdict = r.verdict + ("" if r.as_expected else " !")
         checks = score(r.checks) if r.checks else "-"
-        rows.append(
-            (
-                r.lesson,
-                r.variant,
-                _transport(r),
-                r.verdict + mark,
-                r.expected,
-                checks,
-                f"{r.seconds:.2f}s",
-                r.symptom,
-            )
-        )
-    last = len(rows[0]) - 1
+        where, time = _transport(r), f"{r.seconds:.2f}s"
+        rows.append((r.lesson, r.variant, where, r.sockets, verdict, r.expected, checks, time, r.symptom))
+    last = len(rows[0]) - 1  # the symptom, left unpadded
     widths = [max(len(row[i]) for row in rows) for i in range(last)]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:last], widths, strict=True))
-        + "  "
-        + row[last]
-        for row in rows
-    )
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:last], widths, strict=True)) for row in rows]
+    return "\n".join(f"{line}  {row[last]}" for line, row in zip(lines, rows, strict=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.explore:
+        return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _variants)
     try:
         variants = _variants(args)
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
-    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat, backend=args.backend)
+    options = Options(
+        transport=args.transport,
+        seed=args.seed,
+        repeat=args.repeat,
+        backend=args.backend,
+        sockets=args.sockets,
+    )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)

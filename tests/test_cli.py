@@ -26,7 +26,8 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
     }
-    keys = {"lesson", "variant", "transport", "verdict", "expected", "symptom", "seconds", "checks"}
+    keys = {"lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"}
+    keys.add("checks")
     assert set(results[0]) == keys
     assert results[0]["checks"][0]["id"] == "story"
 

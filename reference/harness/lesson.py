@@ -73,6 +73,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options, only: str | N
         variant=variant.name,
         transport=options.transport,
         backend="" if options.backend == "default" else options.backend,
+        sockets=options.sockets,
         verdict=observation.verdict,
         expected=variant.expected_for(lesson.id),
         symptom=observation.symptom,

@@ -5,10 +5,10 @@ pytest reads its arguments, so that `--impl PATH` (with a space) takes the path 
 option's value rather than as a test path.
 
 With `--impl`, the session collects only `tests/test_impl.py` (one test per check of
-each lesson, against MODULE) and skips collecting the rest of the suite, whose tests are
-about the shipped variants. Without it, the same tests run against `reference.fixed`,
-which keeps the path exercised. A module that cannot be imported stops the session with
-one line.
+each lesson, against MODULE) and `tests/test_explore_impl.py` (one per explored
+property) and skips collecting the rest of the suite, whose tests are about the shipped
+variants. Without it, the same tests run against `reference.fixed`, which keeps the path
+exercised. A module that cannot be imported stops the session with one line.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from reference.variants import Variant, VariantError, load_impl
 
 DEFAULT = "reference.fixed"
-IMPL_TESTS = "test_impl.py"
+IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     name = config.getoption("--impl")
-    return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
+    return f"--impl {name}: running only {', '.join('tests/' + t for t in IMPL_TESTS)}" if name else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -50,7 +50,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if not config.getoption("--impl") or collection_path.is_dir():
         return None
     name = collection_path.name
-    if name.startswith("test_") and name != IMPL_TESTS:
+    if name.startswith("test_") and name not in IMPL_TESTS:
         return True
     return None
 

@@ -49,6 +49,7 @@ class Result:
     details: dict[str, Any] = field(default_factory=dict)
     backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
     checks: list[CheckResult] = field(default_factory=list)  # the story first, then the checklist
+    sockets: str = "upstream"  # the decode's PUSH-socket options (reference/transport/sockets.py)
 
     @property
     def as_expected(self) -> bool:
@@ -59,6 +60,7 @@ class Result:
             "lesson": self.lesson,
             "variant": self.variant,
             "transport": self.transport,
+            "sockets": self.sockets,
             "verdict": self.verdict,
             "expected": self.expected,
             "symptom": self.symptom,

@@ -21,6 +21,7 @@ from typing import Any
 from reference.clock import Clock
 from reference.transport import IN_PROCESS, TRANSPORTS, check_transport
 from reference.transport.dp_base import WorkerPool
+from reference.transport.sockets import UPSTREAM, SocketOptions
 
 MOCK_PREFILL_ADDR = "10.0.0.1:8998"
 
@@ -35,8 +36,8 @@ class Kit:
         """Every rank lives in this process (no bytes cross processes)."""
         return self.name in IN_PROCESS
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
-        """The decode side's `Transport`, closed when `stack` closes."""
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
+        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes."""
         raise NotImplementedError
 
     def prefill(
@@ -60,10 +61,10 @@ class Kit:
 class MockKit(Kit):
     name = "mock"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
         from reference.transport.mock import MockNetwork
 
-        net = MockNetwork(clock)
+        net = MockNetwork(clock, immediate=sockets.immediate)
         stack.callback(net.close)
         return net
 
@@ -93,12 +94,10 @@ class MockKit(Kit):
 class LoopbackKit(Kit):
     name = "loopback"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
         from reference.transport.loopback import LoopbackTransport
 
-        loopback = (
-            LoopbackTransport() if send_timeout is None else LoopbackTransport(send_timeout=send_timeout)
-        )
+        loopback = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
         stack.callback(loopback.close)
         return loopback
 
