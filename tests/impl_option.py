@@ -3,7 +3,10 @@
 With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
 against MODULE) and skips collecting the rest of the suite, whose tests are about the
 shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
-path exercised. A module that cannot be imported stops the session with one line.
+path exercised. The module is imported and each lesson run in a worker process under
+the CLI's time bound (`reference/harness/isolation.py`, 20 s per import and per lesson),
+so a module that hangs cannot hang pytest. A module that cannot be imported (it raises,
+exits, hangs or is interrupted while importing) stops the session with one line.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from reference.variants import Variant, VariantError, load_impl
+from reference.harness.isolation import IsolationError, check_loads
+from reference.variants import VariantSpec
 
 DEFAULT = "reference.fixed"
 IMPL_TESTS = "test_impl.py"
@@ -29,11 +33,12 @@ def add_impl_option(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    name = config.getoption("--impl") or DEFAULT
+    spec = VariantSpec("impl", config.getoption("--impl") or DEFAULT)
     try:
-        config.stash[_VARIANT] = load_impl(name)
-    except VariantError as exc:
+        check_loads(spec)
+    except IsolationError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_VARIANT] = spec
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -52,8 +57,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 @pytest.fixture
-def impl_variant(request: pytest.FixtureRequest) -> Variant:
+def impl_variant(request: pytest.FixtureRequest) -> VariantSpec:
+    """How to load the variant under test; `run_isolated` loads it in its worker."""
     return request.config.stash[_VARIANT]
 
 
-_VARIANT = pytest.StashKey[Variant]()
+_VARIANT = pytest.StashKey[VariantSpec]()
