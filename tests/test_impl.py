@@ -15,9 +15,9 @@ from reference.lessons import LESSONS, Options
 @pytest.mark.parametrize(
     "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(id=lesson)) for lesson in LESSONS]
 )
-def test_lesson_holds(impl_variant, lesson_id):
+def test_lesson_holds(impl_variant, impl_timeout, lesson_id):
     try:
-        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options())
+        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(), impl_timeout)
     except IsolationError as exc:
         pytest.fail(f"{lesson_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":
