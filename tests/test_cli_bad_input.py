@@ -132,23 +132,20 @@ def test_bad_input_gets_one_line(args, status, line):
     assert seconds < BOUND
 
 
-VERDICTS = [
+TIME_BOUND = r"hit its time bound \(1 s\) in scenario, main thread at "
+VERDICTS = [  # module, lesson, the symptom as a regex
     ("no_classes.py", "failed-resurrect", "variant lacks KVManager"),
+    # the spinning frame is on line 10 or 11: wherever the loop was when the bound hit
     (
         "looping_update_status.py",
         "failed-resurrect",
-        "hit its time bound (1 s) in scenario, "
-        f"main thread at {BAD}/looping_update_status.py:10 in update_status",
+        TIME_BOUND + f"{BAD}/looping_update_status.py:1[01] in update_status",
     ),
-    (
-        "blocking_dispatcher.py",
-        "task-refs",
-        f"hit its time bound (1 s) in scenario, main thread at {BAD}/blocking_dispatcher.py:12 in start",
-    ),
+    ("blocking_dispatcher.py", "task-refs", TIME_BOUND + f"{BAD}/blocking_dispatcher.py:12 in start"),
     (
         "exits_in_scenario.py",
         "failed-resurrect",
-        "the variant ended the worker process in scenario (exit status 3)",
+        r"the variant ended the worker process in scenario \(exit status 3\)",
     ),
 ]
 
@@ -158,8 +155,8 @@ def test_a_module_that_misbehaves_in_a_lesson_gets_an_unknown_row(module, lesson
     proc, seconds = run_cli("--impl", f"{BAD}/{module}", "--lesson", lesson, "--json", "--timeout", "1")
     assert proc.returncode == 2 and proc.stderr == ""
     (result,) = json.loads(proc.stdout)["results"]
-    assert (result["verdict"], result["symptom"]) == ("unknown", symptom)
-    assert ("stack" in result) == symptom.startswith("hit its time bound")
+    assert result["verdict"] == "unknown" and re.fullmatch(symptom, result["symptom"])
+    assert ("stack" in result) == result["symptom"].startswith("hit its time bound")
     assert seconds < BOUND
 
 

@@ -151,10 +151,10 @@ class _Run:
             self.deadline = self.started + budget(self.lessons[self.index], self.options, self.timeout)
         elif kind == "progress":
             self.phase = "stress"
-            self.watch.last = (self.lessons[self.index].id, self.variant, *frame[1:])
+            lesson_id, (done, total, fired) = self.lessons[self.index].id, frame[1:]
+            self.watch.last = (lesson_id, self.variant, done, total, fired)
             if self.watch.show is not None:
-                done, total, fired = frame[1:]
-                self.watch.show(f"{self.watch.last[0]} on {self.variant}: {done}/{total} trials, {fired} fired")
+                self.watch.show(f"{lesson_id} on {self.variant}: {done}/{total} trials, {fired} fired")
         elif kind == "result":
             self.results.append(frame[1])
         elif kind == "error":
@@ -211,6 +211,7 @@ class _Run:
                 variant=self.variant,
                 transport=self.options.transport,
                 backend="" if self.options.backend == "default" else self.options.backend,
+                sockets=self.options.sockets,
                 verdict="unknown",
                 expected=self.expected.get(lesson.id, "ok"),
                 symptom=symptom,
