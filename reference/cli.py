@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.explore import cli as explore_cli
 from reference.harness.isolation import (
     MAX_REPEAT,
     MAX_TIMEOUT,
@@ -34,7 +35,7 @@ from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
 from reference.transport.sockets import SOCKETS
-from reference.variants import SHIPPED, VariantError, VariantSpec
+from reference.variants import SHIPPED, Variant, VariantError, VariantSpec
 
 
 def _non_negative(text: str) -> int:
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=_seconds, metavar="S", help="time bound per import and per lesson (default 20 s)"
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
+    explore_cli.add_arguments(parser)
     return parser
 
 
@@ -97,6 +99,10 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
         + [VariantSpec("impl", m) for m in args.impl or []]
         + [VariantSpec("sglang", path) for path in args.sglang or []]
     )
+
+
+def _loaded_variants(args: argparse.Namespace) -> list[Variant]:
+    return [spec.load() for spec in _variants(args)]
 
 
 def _run(
@@ -182,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if args.explore:  # reference/explore loads the variants itself and runs its own children
+        return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _loaded_variants)
     variants = _variants(args)
     options = Options(
         transport=args.transport,

@@ -82,6 +82,11 @@ class VariantSpec:
     target: str  # a shipped name, an --impl module name or path, an --sglang path
 
     @property
+    def name(self) -> str:
+        """As given on the command line (a loaded `--sglang` variant is named by its version)."""
+        return self.target
+
+    @property
     def label(self) -> str:
         """The variant as the user asked for it, for one-line messages."""
         return {"shipped": "variant", "impl": "--impl module", "sglang": "--sglang"}[self.kind] + (

@@ -1,10 +1,11 @@
 """`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
 
 With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
-against MODULE) and skips collecting the rest of the suite, whose tests are about the
-shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
-path exercised. The module is imported, and each lesson run, in a worker process under
-the CLI's time bound (`reference/harness/isolation.py`: 20 s per import and per lesson,
+against MODULE) and `tests/test_explore_impl.py` (one per explored property) and
+skips collecting the rest of the suite, whose tests are about the shipped variants.
+Without it, the same tests run against `reference.fixed`, which keeps the path
+exercised. The module is imported, and each lesson run, in a worker process under the
+CLI's time bound (`reference/harness/isolation.py`: 20 s per import and per lesson,
 `--impl-timeout S` to change), so a module that hangs cannot hang pytest. A module that
 cannot be imported (it raises, exits, hangs or is interrupted while importing) stops
 the session with one line.
@@ -20,7 +21,7 @@ from reference.harness.isolation import DEFAULT_TIMEOUT, MAX_TIMEOUT, IsolationE
 from reference.variants import VariantSpec
 
 DEFAULT = "reference.fixed"
-IMPL_TESTS = "test_impl.py"
+IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
 
 
 def add_impl_option(parser: pytest.Parser) -> None:
@@ -55,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     name = config.getoption("--impl")
-    return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
+    return f"--impl {name}: running only {', '.join('tests/' + t for t in IMPL_TESTS)}" if name else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -63,7 +64,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if not config.getoption("--impl") or collection_path.is_dir():
         return None
     name = collection_path.name
-    if name.startswith("test_") and name != IMPL_TESTS:
+    if name.startswith("test_") and name not in IMPL_TESTS:
         return True
     return None
 
