@@ -22,23 +22,13 @@ from pathlib import Path
 
 import psutil
 import pytest
+from sessions import kill_session
 
 from reference.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 BAD = "tests/bad_impls"
 BOUND = 30.0  # seconds for any one invocation: ~2 s of start-up here, 1 s time bounds
-
-
-def session_members(sid: int) -> list[int]:
-    found = []
-    for pid in psutil.pids():
-        try:
-            if os.getsid(pid) == sid and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                found.append(pid)
-        except (OSError, psutil.Error):
-            continue
-    return found
 
 
 def run_cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
@@ -56,9 +46,7 @@ def run_cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     finally:
         proc.kill()
         proc.communicate()
-        left = session_members(proc.pid)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+        left = kill_session(proc.pid)
     assert left == [], "the CLI left processes behind"
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.monotonic() - started
 
@@ -198,6 +186,8 @@ def test_repeat_shows_progress_on_a_terminal_and_ctrl_c_reports_the_rate_so_far(
         proc.kill()
         proc.wait()
         os.close(master)
+        left = kill_session(proc.pid)
+    assert left == []
     last = rest.split("\x1b[K")[-1]  # what follows the cleared progress line
     assert last.startswith("python -m reference: interrupted; so far, live-set-race on buggy: race fired in ")
     assert last.strip().endswith("of 10000 asked") and last.count("\n") == 1
@@ -240,4 +230,5 @@ def test_sigterm_stops_the_workers_too():
     finally:
         proc.kill()
         proc.wait()
-    assert workers and session_members(proc.pid) == []
+        left = kill_session(proc.pid)
+    assert workers and left == []

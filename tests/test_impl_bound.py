@@ -1,20 +1,40 @@
 """`pytest --impl MODULE` is bounded like the CLI: a module that hangs in a lesson fails
 that lesson's test with `unknown: hit its time bound`, one that hangs at import stops
-the session with one line (tests/impl_option.py, tests/bad_impls/)."""
+the session with one line (tests/impl_option.py, tests/bad_impls/).
+
+The nested pytest collects only tests/test_impl.py (the explorations that `--impl`
+also selects run under their own bound, tests/explore_run.py), in its own session,
+which is killed whole when it ends so nothing it started can outlive the test.
+"""
 
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from sessions import kill_session
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_pytest(module: str) -> subprocess.CompletedProcess:
     args = ["--impl", f"tests/bad_impls/{module}", "--impl-timeout", "1", "-p", "no:xdist", "-q"]
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, text=True, timeout=50
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args, "tests/test_impl.py"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
+    try:
+        out, err = proc.communicate(timeout=50)
+    finally:
+        proc.kill()
+        proc.communicate()
+        left = kill_session(proc.pid)
+    assert left == [], "pytest --impl left processes behind"
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_a_lesson_that_hangs_fails_its_test_within_the_bound():
@@ -26,7 +46,7 @@ def test_a_lesson_that_hangs_fails_its_test_within_the_bound():
         rf"main thread at {module}:1[01] in update_status",  # line 10 or 11: where the loop was
         proc.stdout,
     )
-    assert "3 failed, 1 passed" in proc.stdout
+    assert re.search(r"\b3 failed, 1 passed\b", proc.stdout)
 
 
 def test_an_import_that_hangs_stops_the_session_with_one_line():
