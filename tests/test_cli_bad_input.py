@@ -121,7 +121,9 @@ def test_bad_input_gets_one_line(args, status, line):
     assert seconds < BOUND
 
 
-TIME_BOUND = r"hit its time bound \(1 s\) in scenario, main thread at "
+# Lessons that hang get a 3 s bound: short, yet ample for the worker's import of the
+# module on this 2-core machine under load.
+TIME_BOUND = r"hit its time bound \(3 s\) in scenario, main thread at "
 VERDICTS = [  # module, lesson, the symptom as a regex
     ("no_classes.py", "failed-resurrect", "variant lacks KVManager"),
     # the spinning frame is on line 10 or 11: wherever the loop was when the bound hit
@@ -141,7 +143,7 @@ VERDICTS = [  # module, lesson, the symptom as a regex
 
 @pytest.mark.parametrize(("module", "lesson", "symptom"), VERDICTS, ids=[case[0] for case in VERDICTS])
 def test_a_module_that_misbehaves_in_a_lesson_gets_an_unknown_row(module, lesson, symptom):
-    proc, seconds = run_cli("--impl", f"{BAD}/{module}", "--lesson", lesson, "--json", "--timeout", "1")
+    proc, seconds = run_cli("--impl", f"{BAD}/{module}", "--lesson", lesson, "--json", "--timeout", "3")
     assert proc.returncode == 2 and proc.stderr == ""
     (result,) = json.loads(proc.stdout)["results"]
     assert result["verdict"] == "unknown" and re.fullmatch(symptom, result["symptom"])
