@@ -123,7 +123,8 @@ def _run(
         return [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
     watch = Watch(show=_terminal_line if sys.stderr.isatty() and not args.json else None)
     try:
-        per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
+        with _term_stops_workers():
+            per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
     except KeyboardInterrupt:
         so_far = watch.so_far()
         raise Interrupted(f"interrupted; so far, {so_far}" if so_far else "interrupted") from None
@@ -183,8 +184,7 @@ def format_table(results: Sequence[Result]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        with _term_stops_workers():
-            return _main(argv)
+        return _main(argv)
     except IsolationError as exc:
         print(f"python -m reference: {'' if exc.exit_status == 130 else 'error: '}{exc}", file=sys.stderr)
         return exc.exit_status
