@@ -113,9 +113,12 @@ def test_cli_impl_by_path_and_by_name():
 
 
 def test_pytest_impl_runs_every_lesson_against_the_module():
-    buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy")
+    collected = run("-m", "pytest", "-q", "--collect-only", "--impl", "reference.buggy")
+    files = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
+    assert files == {"tests/test_impl.py", "tests/test_explore_impl.py"}, collected.stdout[-500:]
+    buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy", "tests/test_impl.py")
     assert buggy.returncode == 1
-    assert f"{len(LESSONS)} failed in" in buggy.stdout  # only the lesson checks were collected
+    assert f"{len(LESSONS)} failed in" in buggy.stdout  # one lesson check per lesson
     assert "failed-resurrect on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
