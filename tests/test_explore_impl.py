@@ -1,7 +1,8 @@
 """Every explored property holds on one variant: `pytest --impl MODULE` (default reference.fixed).
 
-One test per property the upstream fixes claim; each explores every interleaving of its
-threads up to its preemption bound in a child process (`python -m reference --explore`).
+One test per property the upstream fixes claim; the first test a pytest worker runs
+explores them all in one child process (`python -m reference --explore --json`), each
+test reads its own finding.
 A failure prints the counterexample: the replay command and the two-lane trace.
 """
 
@@ -18,9 +19,22 @@ CLAIMED = [
 ]
 
 
+_RUNS: dict[tuple[str, float | None], dict[tuple[str, str], dict]] = {}
+
+
+def _findings(name: str, timeout: float | None) -> dict[tuple[str, str], dict]:
+    """Every claimed property explored on `name`, in one child process per pytest worker."""
+    if (name, timeout) not in _RUNS:
+        bound = ("--timeout", str(timeout)) if timeout else ()
+        props = [a for param in CLAIMED for a in ("--property", param.values[1])]
+        found = explore_json("--impl", name, *props, *bound)
+        _RUNS[name, timeout] = {(f["lesson"], f["property"]): f for f in found}
+    return _RUNS[name, timeout]
+
+
 @pytest.mark.parametrize(("lesson", "prop"), CLAIMED)
-def test_property_holds(impl_variant, lesson, prop):
-    (finding,) = explore_json("--impl", impl_variant.name, "--lesson", lesson, "--property", prop)
+def test_property_holds(impl_variant, impl_timeout, lesson, prop):
+    finding = _findings(impl_variant.name, impl_timeout)[lesson, prop]
     if finding["verdict"] != "ok":
         trace = f"\n  schedule: {finding['schedule']}\n{finding['trace']}" if finding["schedule"] else ""
         verdict = f"{finding['verdict']}: {finding['symptom']}"
