@@ -1,8 +1,9 @@
 """Every explored property holds on one variant: `pytest --impl MODULE` (default reference.fixed).
 
 One test per property the upstream fixes claim; the first test a pytest worker runs
-explores them all in one child process (`python -m reference --explore --json`), each
-test reads its own finding.
+explores them all in one child process (`python -m reference --explore --json`), or in
+this process when pytest runs under frontrun (as `ci/mutation.sh` runs it), and each test
+reads its own finding.
 A failure prints the counterexample: the replay command and the two-lane trace.
 """
 
@@ -10,6 +11,8 @@ import pytest
 from explore_run import explore_json
 
 from reference.explore import PROPERTIES
+from reference.explore.runner import explore, frontrun_active
+from reference.variants import VariantSpec
 
 CLAIMED = [
     pytest.param(p.lesson, p.id, marks=pytest.mark.lesson(id=p.lesson), id=f"{p.lesson}/{p.id}")
@@ -24,6 +27,10 @@ _RUNS: dict[tuple[str, float | None], dict[tuple[str, str], dict]] = {}
 
 def _findings(name: str, timeout: float | None) -> dict[tuple[str, str], dict]:
     """Every claimed property explored on `name`, in one child process per pytest worker."""
+    if (name, timeout) not in _RUNS and frontrun_active():  # under `frontrun pytest` (ci/mutation.sh)
+        variant = VariantSpec("impl", name).load()
+        found = [explore(p, variant).to_json() for props in PROPERTIES.values() for p in props if p.claimed]
+        _RUNS[name, timeout] = {(f["lesson"], f["property"]): f for f in found}
     if (name, timeout) not in _RUNS:
         bound = ("--timeout", str(timeout)) if timeout else ()
         props = [a for param in CLAIMED for a in ("--property", param.values[1])]
