@@ -155,8 +155,13 @@ def _module_reverts(module: str, old: list[str], new: list[str]) -> Iterator[Rev
 
 def build(revert: Revert, folder: Path) -> Variant:
     """The fixed package with `revert` applied, written under `folder` and loaded."""
-    target = folder / revert.name
+    return build_variant(revert.id, revert.name, revert.module, revert.source, folder)
+
+
+def build_variant(label: str, name: str, module: str, source: str, folder: Path) -> Variant:
+    """The fixed package with `module` replaced by `source`, as package `name` under `folder`."""
+    target = folder / name
     shutil.copytree(FIXED, target, ignore=shutil.ignore_patterns("__pycache__"))
-    (target / revert.module).write_text(revert.source)
+    (target / module).write_text(source)
     variant = load_impl(str(target))
-    return Variant(revert.id, variant.module, "bug")
+    return Variant(label, variant.module, "bug")
