@@ -8,7 +8,9 @@ says so in one line (exit 2).
 Exit status as the main job: 0 when every claimed property's verdict is the expected
 one (buggy: `bug`, fixed and `--impl`: `ok`), 1 when one differs, 2 when one is
 `unknown`. Properties the upstream fix does not claim are reported, never judged.
-With `--replay SCHEDULE`, one property is run on that one interleaving: exit 1 when its
+`--timeout S` bounds importing the variants and building one world (default 10 s): a
+variant that hangs there gets `unknown` (or, at import, a one-line error) instead of
+hanging the run. With `--replay SCHEDULE`, one property is run on that one interleaving: exit 1 when its
 check finds problems there, 0 when not.
 """
 
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from reference.explore import PROPERTIES
 from reference.explore.property import Property
-from reference.explore.runner import Finding, explore, frontrun_active, replay
+from reference.explore.runner import SETUP_BOUND, Finding, Hung, bounded, explore, frontrun_active, replay
 from reference.explore.trace import ScheduleError, decode
 from reference.variants import Variant, VariantError
 
@@ -87,13 +89,14 @@ def main(
             return _error(problem)
     if not frontrun_active():
         return _reexec(argv)
+    bound = args.timeout or SETUP_BOUND
     try:
-        variants = load_variants(args)
-    except VariantError as exc:
-        return _error(str(exc))
+        variants = bounded(lambda: load_variants(args), bound, "import")
+    except (VariantError, Hung) as exc:
+        return _error(f"--explore: {exc}")
     if args.replay is not None:
         return _replay(args.replay, selected, variants)
-    findings = [explore(prop, variant) for prop in selected for variant in variants]
+    findings = [explore(prop, variant, bound) for prop in selected for variant in variants]
     if args.json:
         print(json.dumps({"explorations": [f.to_json() for f in findings]}, indent=2))
     else:

@@ -16,9 +16,11 @@ an environment variable); `python -m reference --explore` arranges that itself (
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from reference.explore.property import Property, guarded
 from reference.explore.trace import encode, two_lanes
@@ -27,6 +29,8 @@ from reference.variants import Variant
 Verdict = Literal["bug", "ok", "unknown"]
 TIME_BOUND = 30.0  # seconds one exploration may take
 RUN_BOUND = 5.0  # seconds one interleaving may take (a deadlock ends sooner)
+SETUP_BOUND = 10.0  # seconds building one world may take, checked once before exploring
+T = TypeVar("T")
 
 
 @dataclass
@@ -59,11 +63,39 @@ def frontrun_active() -> bool:
     return is_active()
 
 
+class Hung(Exception):
+    """`bounded` ran out of time; the message is one line."""
+
+
+def bounded(call: Callable[[], T], seconds: float, what: str) -> T:
+    """`call()` on a daemon thread, so a variant that hangs costs `seconds`, not the run.
+
+    The thread is left running when it hangs (a thread cannot be stopped); the process
+    ends anyway, and the explorations after it never share its world.
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=f"bounded {what}", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise Hung(f"hit its time bound ({seconds:g} s) in {what}")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _workers(prop: Property) -> list[Any]:
     return [guarded(lane, body) for lane, body in prop.workers]
 
 
-def explore(prop: Property, variant: Variant) -> Finding:
+def explore(prop: Property, variant: Variant, setup_bound: float = SETUP_BOUND) -> Finding:
     import frontrun
 
     expected = variant.expected_for(prop.lesson) if prop.claimed else None
@@ -78,7 +110,9 @@ def explore(prop: Property, variant: Variant) -> Finding:
         return finding("unknown", f"cannot explore: {missing}")
     module = variant.module
     try:
-        prop.setup(module)  # a variant that cannot build the world is unknown, not a bug
+        bounded(lambda: prop.setup(module), setup_bound, "building the world")  # unknown, not a bug
+    except Hung as exc:
+        return finding("unknown", str(exc))
     except Exception as exc:
         return finding("unknown", f"variant raised while building the world: {type(exc).__name__}: {exc}")
     try:
