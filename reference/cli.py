@@ -1,8 +1,9 @@
 """The main job: run lessons against variants and print verdicts.
 
 Exit status: 0 when every verdict equals its expectation (buggy: `bug`, fixed: `ok`,
-an `--impl` module: `ok`), 1 when one differs, 2 when one is `unknown`. Bad flags
-and unknown names get one line on stderr naming the valid choices, exit 2.
+an `--impl` module: `ok`, an upstream release: its history, `latent` included), 1 when
+one differs, 2 when one is `unknown`. Bad flags and unknown names get one line on
+stderr naming the valid choices, exit 2.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
+    parser.add_argument(
+        "--provoke", action="store_true", help="--sglang: add the trigger a latent defect lacks upstream"
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
@@ -52,7 +56,7 @@ def _variants(args: argparse.Namespace) -> list[Variant]:
     return (
         [shipped(name) for name in names]
         + [load_impl(m) for m in args.impl or []]
-        + [load_sglang(path) for path in args.sglang or []]
+        + [load_sglang(path, provoke=args.provoke) for path in args.sglang or []]
     )
 
 
@@ -87,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
-    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat, backend=args.backend)
+    options = Options(
+        transport=args.transport,
+        seed=args.seed,
+        repeat=args.repeat,
+        backend=args.backend,
+        provoke=args.provoke,
+    )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)

@@ -27,6 +27,7 @@ class Options:
     seed: int = 0
     repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
     backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
+    provoke: bool = False  # upstream adapter: add the trigger its wiring lacks (see reference/upstream)
 
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -80,7 +81,7 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
     if unusable:
         return Observation("unknown", unusable)
     try:
-        observation = lesson.body(variant.module, options)
+        observation = _decided(lesson, variant, options)
         if options.repeat > 0 and lesson.stress is not None:
             observation = _with_stress(observation, lesson.stress(variant.module, options))
         return observation
@@ -88,6 +89,15 @@ def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
         return Observation("unknown", f"hit its time bound: {exc}")
     except (Exception, SystemExit) as exc:  # a variant's bug must not end the whole run
         return Observation("unknown", f"scenario raised {_one_line(exc)}")
+
+
+def _decided(lesson: Lesson, variant: Variant, options: Options) -> Observation:
+    """The lesson's body, or, for a variant with a `DECIDE` (the upstream adapter: its
+    own wiring decides, `latent` and `--provoke`), that function around the body."""
+    decide = getattr(variant.module, "DECIDE", None)
+    if decide is None:
+        return lesson.body(variant.module, options)
+    return decide(lesson.id, options, lambda opts: lesson.body(variant.module, opts))
 
 
 def _one_line(exc: BaseException) -> str:
