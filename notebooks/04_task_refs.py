@@ -27,8 +27,8 @@
 # upstream's 180 s and 120 s timers pass instantly.
 
 # %%
-from reference.teaching import diffs, plots, runs, sequences
 from reference.lessons.task_refs import teaching as tasks
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story

@@ -27,6 +27,7 @@ class Options:
     seed: int = 0
     repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
     backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
+    sockets: str = "upstream"  # decode PUSH-socket options (reference/transport/sockets.py)
     provoke: bool = False  # upstream adapter: add the trigger its wiring lacks (see reference/upstream)
 
 
@@ -59,6 +60,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         variant=variant.name,
         transport=options.transport,
         backend="" if options.backend == "default" else options.backend,
+        sockets=options.sockets,
         verdict=observation.verdict,
         expected=variant.expected_for(lesson.id),
         symptom=observation.symptom,

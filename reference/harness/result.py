@@ -40,6 +40,7 @@ class Result:
     timeline: list[Event] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
+    sockets: str = "upstream"  # the decode's PUSH-socket options (reference/transport/sockets.py)
 
     @property
     def as_expected(self) -> bool:
@@ -50,6 +51,7 @@ class Result:
             "lesson": self.lesson,
             "variant": self.variant,
             "transport": self.transport,
+            "sockets": self.sockets,
             "verdict": self.verdict,
             "expected": self.expected,
             "symptom": self.symptom,

@@ -21,6 +21,7 @@ from typing import Any
 from reference.clock import Clock
 from reference.transport import TRANSPORTS
 from reference.transport.dp_base import WorkerPool
+from reference.transport.sockets import UPSTREAM, SocketOptions
 
 MOCK_PREFILL_ADDR = "10.0.0.1:8998"
 
@@ -31,8 +32,8 @@ class Kit:
     name = ""
     in_process = True  # True: every rank lives in this process (no bytes cross processes)
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
-        """The decode side's `Transport`, closed when `stack` closes."""
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
+        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes."""
         raise NotImplementedError
 
     def prefill(
@@ -56,10 +57,10 @@ class Kit:
 class MockKit(Kit):
     name = "mock"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
         from reference.transport.mock import MockNetwork
 
-        net = MockNetwork(clock)
+        net = MockNetwork(clock, immediate=sockets.immediate)
         stack.callback(net.close)
         return net
 
@@ -90,12 +91,10 @@ class LoopbackKit(Kit):
     name = "loopback"
     in_process = False
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, send_timeout: float | None = None) -> Any:
+    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
         from reference.transport.loopback import LoopbackTransport
 
-        loopback = (
-            LoopbackTransport() if send_timeout is None else LoopbackTransport(send_timeout=send_timeout)
-        )
+        loopback = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
         stack.callback(loopback.close)
         return loopback
 

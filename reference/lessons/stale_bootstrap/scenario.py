@@ -16,6 +16,9 @@ probe answered. Verdict from what the requests did: `bug` when no request succee
 after the restart (naming the stale ports), when more than one request per cache key
 fails, or when KV bytes differ from what the prefill sent; `ok` when, after at most
 one failure per key, every request succeeds on the new ports with verified bytes.
+With upstream's socket options (the default) a send to a stale port is queued silently
+and the request fails on its waiting timeout (on loopback shortened to a few real
+seconds, reported in the details); with `--sockets fail-fast` the send fails at once.
 On `--transport loopback` the prefill is a real OS process killed and started again;
 with `--backend NAME` its ranks write the KV pages with that backend (Mooncake, NIXL,
 torch) into a buffer a decode rank process registered (reference/dataplane/adapters.py).
@@ -29,7 +32,7 @@ from types import ModuleType
 from reference.dataplane.discovery import BACKENDS
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
-from reference.lessons.stale_bootstrap.world import Outcome, World, open_world
+from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
 from reference.status import KVPoll
 
 BEFORE, AFTER = 3, 5
@@ -50,7 +53,7 @@ def _stream(world: World, rooms: list[int], timeline: list[Event], t0: int) -> l
 def observe(variant: ModuleType, options: Options) -> Observation:
     rooms = random.Random(options.seed).sample(range(1, 1 << 40), BEFORE + AFTER)
     timeline: list[Event] = []
-    with open_world(variant, options.transport, options.backend) as world:
+    with open_world(variant, options.transport, options.backend, options.sockets) as world:
         world.start()
         before = _stream(world, rooms[:BEFORE], timeline, 0)
         old_ports = list(world.prefill.rank_ports)
@@ -66,6 +69,8 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             "prefill_pids": list(getattr(world.prefill, "pids", [])),
             "backend": options.backend,
             "kv_frames": world.inbox.kv_writes,  # 0 when a real backend wrote the pages
+            "sockets": options.sockets,
+            "waiting_timeout": waiting_timeout_text(options.transport),
         }
     return _verdict(before, after, new_ports, timeline, details)
 
@@ -100,7 +105,7 @@ def _verdict(
             "bug",
             f"0 of {len(after)} requests succeeded after the prefill restart: decode kept sending to stale "
             f"port(s) {ports} (the prefill now listens on {', '.join(map(str, new_ports))}) and fetched "
-            f"/route {details['route_fetches_after']} times",
+            f"/route {details['route_fetches_after']} times; each {_how(failed[0], details)}",
             timeline,
             details,
         )
@@ -113,16 +118,29 @@ def _verdict(
             timeline,
             details,
         )
-    lost = f"{len(failed)} request failed on stale port(s) {ports}" if failed else "no request failed"
+    lost = (
+        f"after the restart {len(failed)} request sent to stale port(s) {ports} {_how(failed[0], details)}"
+        if failed
+        else "no request failed after the restart"
+    )
     return Observation(
         "ok",
-        f"{lost} after the restart, then "
+        f"{lost}; then "
         f"{len(succeeded)} of {len(succeeded)} succeeded on new ports {', '.join(map(str, new_ports))} "
         f"after {details['route_fetches_after']} /route fetches; KV bytes verified for "
         f"{details['bytes_verified']} rooms{_over(details)}",
         timeline,
         details,
     )
+
+
+def _how(failure: Outcome, details: dict) -> str:
+    """Which path the stale request took: the waiting timeout (upstream sockets) or a failed send."""
+    if "WaitingForInput" in (failure.reason or ""):
+        return (
+            f"was queued silently and failed on the waiting timeout ({details.get('waiting_timeout', '?')})"
+        )
+    return "failed its send (fail-fast sockets)"
 
 
 def _over(details: dict) -> str:

@@ -11,7 +11,12 @@ closed when the `with` block ends, however it ends.
 Waiting: on the mock every message is delivered synchronously, so one poll tells. On
 loopback a Success comes back from another process, so `request` polls for up to
 `ANSWER_WITHIN` real seconds (a bound, not an ordering sleep). A request still waiting
-after that lets the virtual clock pass the 300 s waiting timeout.
+after that lets the virtual clock pass the 300 s waiting timeout: on loopback the
+waiting timeout is thereby shortened to `ANSWER_WITHIN` real seconds, and results say so.
+
+Socket options (`sockets`, default upstream's, see `reference/transport/sockets.py`):
+with upstream's IMMEDIATE=0 a send to a stale port "succeeds" (queued silently) and the
+request ends on the waiting timeout; with `fail-fast` the send itself fails.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
 from reference.status import KVPoll
 from reference.transport.kits import kit
+from reference.transport.sockets import UPSTREAM, SocketOptions, socket_options
 
 CONFIG = ManagerConfig()  # upstream defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 TP_SIZE, PAGES, PAGES_PER_REQUEST, ITEM_LEN = 2, 64, 4, 64
-ANSWER_WITHIN = 10.0  # loopback: real seconds a live prefill may take to answer
-SEND_TIMEOUT = 0.5  # loopback SNDTIMEO (upstream 1 s), so a stale port fails fast
+ANSWER_WITHIN = (
+    1.0  # loopback: real seconds a live prefill may take to answer (the shortened waiting timeout)
+)
 DONE = (KVPoll.Success, KVPoll.Failed)
 
 
@@ -134,19 +141,31 @@ def _backend_memory(backend: str, stack: ExitStack) -> Any:
     return RankMemory(rank, regions=TP_SIZE, pages=PAGES, item_len=ITEM_LEN)
 
 
+def waiting_timeout_text(transport: str) -> str:
+    """How long a request without an answer waits in this world, for results to report."""
+    if kit(transport).in_process:
+        return f"upstream's {CONFIG.waiting_timeout:g} s, on virtual time"
+    return (
+        f"{ANSWER_WITHIN:g} s real, shortened from upstream's {CONFIG.waiting_timeout:g} s for the scenario"
+    )
+
+
 @contextmanager
-def open_world(variant: ModuleType, transport: str, backend: str = "default") -> Iterator[World]:
+def open_world(
+    variant: ModuleType, transport: str, backend: str = "default", sockets: str | SocketOptions = UPSTREAM
+) -> Iterator[World]:
     clock = VirtualClock()
+    options = socket_options(sockets)
     with ExitStack() as stack:
         chosen = kit(transport)
         if chosen.in_process:
-            net = chosen.network(stack, clock)
+            net = chosen.network(stack, clock, options)
             prefill = chosen.prefill(stack, net, TP_SIZE)
             world = World(variant, net, prefill, clock, net.pump, answer_within=0.0)
         else:
             memory = _backend_memory(backend, stack)
             prefill = chosen.prefill(stack, None, TP_SIZE, backend)
-            net = chosen.network(stack, send_timeout=SEND_TIMEOUT)
+            net = chosen.network(stack, sockets=options)
             world = World(variant, net, prefill, clock, lambda: None, ANSWER_WITHIN, memory)
         stack.callback(world.close)
         yield world
