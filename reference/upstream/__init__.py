@@ -16,7 +16,7 @@ copied into this repository.
 | `KVManager` | `MooncakeKVManager` (its `CommonKVManager.__init__`), mori's cleanup | `manager.py` |
 | `KVReceiver` | `MooncakeKVReceiver` | `receiver.py` |
 | `BootstrapServer` | `CommonKVBootstrapServer` | `bootstrap_server.py` |
-| `DPDispatcher` | not driven (`NOT_DRIVEN` says why) | |
+| `DPDispatcher` | `DPDispatcher` | `dispatcher.py` |
 
 A component a version lacks is listed in the variant module's `UNAVAILABLE` as "not
 present in <version>: <name>", which a lesson needing it reports as `unknown` (lesson
@@ -39,6 +39,7 @@ from pathlib import Path
 
 from reference.upstream import bound, wiring
 from reference.upstream.bootstrap_server import server_class
+from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
 from reference.upstream.loader import UpstreamLoad
 from reference.upstream.manager import manager_class
@@ -62,13 +63,6 @@ BEFORE_FIX: dict[str, Expected] = {
     "task-refs": "latent",
 }
 
-# component -> why the adapter does not drive it.
-NOT_DRIVEN: dict[str, str] = {
-    "DPDispatcher": "the adapter does not load its module (encode_server.py; encoder/runtime.py from "
-    "0.5.19), the encoder's HTTP server: a FastAPI app built on import, torch, transformers, the model "
-    "loader, ZMQ IPC sockets and spawned workers, no cheap stand-in",
-}
-
 # A builder makes one component's adapter class from the loaded version and says which
 # members that version cannot drive ({"KVManager._handle_node_failure": reason}); it
 # raises UpstreamError with the reason when the version cannot provide it at all.
@@ -84,6 +78,11 @@ def _build_receiver(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
     return receiver_class(load), {}
 
 
+def _build_dispatcher(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
+    upstream = load.get("DPDispatcher")
+    return dispatcher_class(upstream, load.module(load.where("DPDispatcher")[0]), load.source.label), {}
+
+
 def _build_server(load: UpstreamLoad, triggers: wiring.Triggers) -> Built:
     return server_class(load.get("CommonKVBootstrapServer"), load.source.label, triggers), {}
 
@@ -92,6 +91,7 @@ BUILDERS: dict[str, Builder] = {
     "KVManager": _build_manager,
     "KVReceiver": _build_receiver,
     "BootstrapServer": _build_server,
+    "DPDispatcher": _build_dispatcher,
 }
 
 _CACHE: dict[tuple[str, float, int], types.ModuleType] = {}
@@ -117,7 +117,7 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     load = UpstreamLoad(source)
     triggers = wiring.Triggers()
     module = types.ModuleType(f"reference.upstream[{source.label}]")
-    unavailable = dict(NOT_DRIVEN)
+    unavailable: dict[str, str] = {}
     for component, builder in BUILDERS.items():
         try:
             cls, gaps = builder(load, triggers)
