@@ -1,9 +1,10 @@
 """The main job: run lessons against variants and print verdicts.
 
 Exit status: 0 when every verdict equals its expectation (buggy: `bug`, fixed: `ok`,
-an `--impl` module: `ok`), 1 when one differs, 2 when one is `unknown`. Bad flags
-and unknown names get one line on stderr naming the valid choices, exit 2; so does a
-variant that cannot be imported. Ctrl-C: one line, exit 130.
+an `--impl` module: `ok`, an upstream release: its history, `latent` included), 1 when
+one differs, 2 when one is `unknown`. Bad flags and unknown names get one line on
+stderr naming the valid choices, exit 2; so does a variant that cannot be imported.
+Ctrl-C: one line, exit 130.
 
 Each variant is imported and run in a forked worker under a time bound per phase
 (`reference/harness/isolation.py`, `--timeout`); `--in-process` runs unbounded, as the
@@ -76,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
     parser.add_argument("--check", metavar="ID", help="run only this check of each selected lesson")
+    parser.add_argument(
+        "--provoke", action="store_true", help="--sglang: add the trigger a latent defect lacks upstream"
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
     parser.add_argument(
         "--sockets",
@@ -103,7 +107,7 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
     return (
         [VariantSpec("shipped", name) for name in names]
         + [VariantSpec("impl", m) for m in args.impl or []]
-        + [VariantSpec("sglang", path) for path in args.sglang or []]
+        + [VariantSpec("sglang", path, provoke=args.provoke) for path in args.sglang or []]
     )
 
 
@@ -208,6 +212,7 @@ def _main(argv: Sequence[str] | None) -> int:
         backend=args.backend,
         sockets=args.sockets,
         check=args.check,
+        provoke=args.provoke,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:

@@ -112,14 +112,24 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
     if unusable:
         return Observation("unknown", unusable)
     try:
-        observation = check.body(variant.module, options)
-        if check.id == STORY and options.repeat > 0 and lesson.stress is not None:
+        story = check.id == STORY
+        observation = _decided(lesson, variant, options) if story else check.body(variant.module, options)
+        if story and options.repeat > 0 and lesson.stress is not None:
             observation = _with_stress(observation, lesson.stress(variant.module, options))
         return observation
     except SettleTimeout as exc:
         return Observation("unknown", f"hit its time bound: {exc}")
     except (Exception, SystemExit) as exc:  # a variant's bug must not end the whole run
         return Observation("unknown", f"scenario raised {_one_line(exc)}")
+
+
+def _decided(lesson: Lesson, variant: Variant, options: Options) -> Observation:
+    """The lesson's body, or, for a variant with a `DECIDE` (the upstream adapter: its
+    own wiring decides, `latent` and `--provoke`), that function around the body."""
+    decide = getattr(variant.module, "DECIDE", None)
+    if decide is None:
+        return lesson.body(variant.module, options)
+    return decide(lesson.id, options, lambda opts: lesson.body(variant.module, opts))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -4,6 +4,10 @@ A scenario observes what happened (status values, exceptions in threads, counter
 weakrefs) and reports `bug` (the defect was observed), `ok` (the invariant held over
 the whole scenario) or `unknown` (it could not decide, e.g. it hit its time bound).
 It never looks at which variant it was given.
+
+`latent` is given only by the upstream adapter (`reference/upstream/wiring.py`): the
+defect is there (the scenario shows it once the adapter adds the trigger), but
+upstream's own wiring in that release does not trigger it.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Verdict = Literal["bug", "ok", "unknown"]
-VERDICTS: tuple[Verdict, ...] = ("bug", "ok", "unknown")
+Verdict = Literal["bug", "ok", "unknown", "latent"]
+VERDICTS: tuple[Verdict, ...] = ("bug", "ok", "unknown", "latent")
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ class VariantSpec:
 
     kind: Literal["shipped", "impl", "sglang"]
     target: str  # a shipped name, an --impl module name or path, an --sglang path
+    provoke: bool = False  # --sglang --provoke: the expectations of a provoked run
 
     @property
     def name(self) -> str:
@@ -40,4 +41,4 @@ class VariantSpec:
             return shipped(self.target)
         if self.kind == "impl":
             return load_impl(self.target)
-        return load_sglang(self.target)
+        return load_sglang(self.target, provoke=self.provoke)
