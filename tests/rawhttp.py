@@ -4,12 +4,37 @@ timed `/health` probes. Everything is on 127.0.0.1 with a bound on every wait.""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import statistics
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
 BOUND = 10.0  # real seconds any single exchange may take
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def start_cli(*args: str, stderr: Any = subprocess.PIPE) -> tuple[subprocess.Popen, int]:
+    """`python -m reference.bootstrap --port 0 ARGS`: the process and the port it serves."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "reference.bootstrap", "--port", "0", *args],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=stderr, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert proc.stdout is not None
+    os.set_blocking(proc.stdout.fileno(), False)
+    end, line = time.monotonic() + BOUND, b""
+    while not line.endswith(b"\n") and time.monotonic() < end and proc.poll() is None:
+        line += proc.stdout.readline() or b""
+        time.sleep(0.01)
+    if b"serving on http://127.0.0.1:" not in line:
+        proc.kill()
+        proc.communicate(timeout=BOUND)
+        raise AssertionError(f"the server did not start: {line!r}")
+    return proc, int(line.rsplit(b":", 1)[1])
 
 
 def exchange(port: int, data: bytes, bound: float = BOUND) -> bytes:
@@ -32,6 +57,26 @@ def read_to_eof(sock: socket.socket, bound: float = BOUND) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def read_response(sock: socket.socket, first: bytes = b"", bound: float = BOUND) -> bytes:
+    """Read one HTTP response (its head and Content-Length bytes of body), or to EOF."""
+    end, data = time.monotonic() + bound, first
+    while time.monotonic() < end:
+        head, found, body = data.partition(b"\r\n\r\n")
+        if found:
+            lengths = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+            if lengths and len(body) >= int(lengths[0].split(b":")[1]):
+                return data
+        sock.settimeout(max(0.01, end - time.monotonic()))
+        try:
+            chunk = sock.recv(65536)
+        except (ConnectionResetError, TimeoutError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def split_response(raw: bytes) -> tuple[int, dict[str, str], bytes]:

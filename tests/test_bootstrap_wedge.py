@@ -6,35 +6,14 @@ server thread, which blocked once the 64 KiB pipe was full. Now every rejected r
 is at most one rate-limited log line, written by a background thread.
 """
 
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-from rawhttp import BOUND, flood, health_latency
+from rawhttp import BOUND, flood, health_latency, start_cli
 
 from reference.common.oneline_log import MAX_LINE
 
-ROOT = Path(__file__).resolve().parents[1]
 NO_HOST = b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"  # HTTP/1.1 requires Host: 400
-
-
-def start_cli(*args: str) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reference.bootstrap", "--port", "0", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
-    assert proc.stdout is not None
-    os.set_blocking(proc.stdout.fileno(), False)
-    end, line = time.monotonic() + BOUND, b""
-    while not line.endswith(b"\n") and time.monotonic() < end and proc.poll() is None:
-        line += proc.stdout.readline() or b""
-        time.sleep(0.01)
-    assert b"serving on http://127.0.0.1:" in line, line
-    return proc, int(line.rsplit(b":", 1)[1])
 
 
 def test_10000_malformed_requests_with_stderr_never_read_leave_health_fast():

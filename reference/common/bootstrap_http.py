@@ -41,7 +41,8 @@ LOG.addFilter(OneLineRateLimit())
 
 _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110 token: what a method may be
 _ECHOED_BYTES = re.compile(r"(bytearray\()?b'.*?'\)?|(bytearray\()?b\".*?\"\)?")
-_REQUEST_LINE = re.compile(rf"(?P<method>{_TOKEN}) (?P<path>/[^\s?'\"]*)\S* HTTP/")
+# the request line as aiohttp's parser echoes it: b'METHOD /path HTTP/1.1'
+_REQUEST_LINE = re.compile(rf"(?:^|\s)b['\"](?P<method>{_TOKEN}) (?P<path>/[^\s?'\"]*)\S* HTTP/")
 
 
 def parser_error_reply(status: int, exc: BaseException | None) -> tuple[int, str, dict[str, str]]:

@@ -65,6 +65,12 @@ def encode(reply: Reply, path: str = "") -> web.Response:
     return web.json_response(reply.body, status=reply.status, headers=headers)
 
 
+def _closing(status: int, text: str) -> web.Response:
+    response = web.Response(status=status, text=text)
+    response.force_close()
+    return response
+
+
 class BootstrapServerBase:
     def __init__(
         self,
@@ -109,9 +115,9 @@ class BootstrapServerBase:
         except web.HTTPRequestEntityTooLarge:
             return web.Response(status=413, text=f"body over the {self.max_body}-byte limit")
         except TimeoutError:
-            response = web.Response(status=408, text=f"body not received within {self.read_timeout} s")
-            response.force_close()
-            return response
+            return _closing(408, f"body not received within {self.read_timeout} s")
+        except Exception as exc:  # the client went away mid-body, or a bad chunked encoding
+            return _closing(400, f"body unreadable ({type(exc).__name__})")
         try:
             reply = self.table.handle(request.method, request.path, request.query, body)
         except Exception as exc:  # a gap in validation must not become a 500
