@@ -20,6 +20,7 @@ from typing import Any
 
 from benchmarks import detection, machine, overhead, plots, recovery, targets, validate
 from benchmarks.modes import FULL, SMOKE, Mode
+from benchmarks.recovery_metrics import sweep_label
 from reference.oneline_args import OneLineParser
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -75,7 +76,7 @@ def _print_recovery(data: dict[str, Any]) -> None:
         for name, variant in sweep["variants"].items():
             s = variant["summary"]
             print(
-                f"recovery (send timeout {sweep['send_timeout_s']} s) {name}: "
+                f"recovery ({sweep_label(sweep)}) {name}: "
                 f"recovered {s['runs_recovered']}; "
                 f"first success after restart: {targets.ms(s['first_success_after_restart_s'])}; "
                 f"registered after: {targets.ms(s['registered_after_s'])}"

@@ -8,8 +8,9 @@ by the recovery benchmark (`request`: one whole request, then `clear`).
 
 Real time, not the virtual clock: these are benchmarks. The waiting timeout is cut
 from upstream's 300 s to `waiting_timeout` so a request lost in the kill ends inside
-the horizon (the fixed form also invalidates its cache there); heartbeat and send
-timeout keep upstream's defaults (5 s x 2 misses; SNDTIMEO 1 s).
+the horizon (the fixed form also invalidates its cache there); the heartbeat keeps
+upstream's defaults (5 s x 2 misses). PUSH-socket options are upstream's unless
+`sockets` says otherwise (`reference/transport/sockets.py`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
 from reference.status import KVPoll
 from reference.transport.loopback import LoopbackTransport
+from reference.transport.sockets import UPSTREAM, SocketOptions
 
 PAGES_PER_REQUEST, ITEM_LEN = 4, 64
 DONE = (KVPoll.Success, KVPoll.Failed)
-SEND_TIMEOUT = 1.0  # upstream SNDTIMEO
 WAITING_TIMEOUT = 1.0  # upstream 300 s; see the module docstring
 POLL_S = 0.001
 
@@ -41,11 +42,11 @@ class LoopbackDecode:
         prefill: Any,
         slots: int = 1,
         first_room: int = 1,
-        send_timeout: float = SEND_TIMEOUT,
+        sockets: SocketOptions = UPSTREAM,
         waiting_timeout: float = WAITING_TIMEOUT,
     ) -> None:
         self.module, self.prefill = module, prefill
-        self.transport = LoopbackTransport(send_timeout=send_timeout)
+        self.transport = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
         self.memory = KVMemory(regions=2, pages=slots * PAGES_PER_REQUEST, item_len=ITEM_LEN)
         config = ManagerConfig(waiting_timeout=waiting_timeout)
         self.manager = module.KVManager(self.transport, config, RealClock())
@@ -54,7 +55,7 @@ class LoopbackDecode:
         if not self.manager.try_ensure_parallel_info(self.addr):
             self.close()
             raise RuntimeError(f"prefill {self.addr} did not answer GET /route")
-        self.wait_bound = waiting_timeout + send_timeout + 2.0
+        self.wait_bound = waiting_timeout + sockets.send_timeout + 2.0
         self._rooms = itertools.count(first_room)
         self._rooms_lock = threading.Lock()
         self.pending: list[Any] = []

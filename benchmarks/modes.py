@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reference.transport.sockets import FAIL_FAST, UPSTREAM, SocketOptions
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -29,7 +31,7 @@ class Mode:
     recovery_rate: float  # requests per second per receiver
     recovery_before: float  # seconds of stream before the restart
     recovery_horizon: float  # seconds of stream after the restart
-    recovery_send_timeouts: tuple[float, ...]  # decode SNDTIMEO values swept (upstream: 1 s)
+    recovery_sockets: tuple[SocketOptions, ...]  # decode PUSH-socket options swept (upstream's first)
 
 
 FULL = Mode(
@@ -50,7 +52,7 @@ FULL = Mode(
     recovery_rate=20.0,
     recovery_before=1.0,
     recovery_horizon=3.0,
-    recovery_send_timeouts=(1.0, 0.1),
+    recovery_sockets=(UPSTREAM, FAIL_FAST.with_send_timeout(0.1)),
 )
 
 SMOKE = Mode(
@@ -71,7 +73,7 @@ SMOKE = Mode(
     recovery_rate=20.0,
     recovery_before=0.4,
     recovery_horizon=1.5,
-    recovery_send_timeouts=(0.1,),
+    recovery_sockets=(UPSTREAM,),
 )
 
 MODES = {mode.name: mode for mode in (FULL, SMOKE)}

@@ -14,6 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from benchmarks.recovery_metrics import sweep_label
+
 OUTCOME_COLOURS = {"success": "tab:green", "failed": "tab:red"}
 
 
@@ -73,7 +75,7 @@ def detection_times(detection: dict[str, Any], path: Path) -> None:
 
 
 def recovery_timeline(recovery: dict[str, Any], path: Path) -> None:
-    """Rows: variants; columns: send timeouts. Every request of the first repetition."""
+    """Rows: variants; columns: socket options. Every request of the first repetition."""
     sweeps = recovery["sweeps"]
     variants = list(sweeps[0]["variants"])
     fig, axes = plt.subplots(
@@ -81,14 +83,14 @@ def recovery_timeline(recovery: dict[str, Any], path: Path) -> None:
     )
     for col, sweep in enumerate(sweeps):
         for row, name in enumerate(variants):
-            _recovery_panel(axes[row, col], sweep["variants"][name]["runs"][0], name, sweep["send_timeout_s"])
+            _recovery_panel(axes[row, col], sweep["variants"][name]["runs"][0], name, sweep_label(sweep))
         axes[-1, col].set_xlabel("request send time relative to the prefill restart (s)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def _recovery_panel(ax: Any, run: dict[str, Any], name: str, send_timeout: float) -> None:
+def _recovery_panel(ax: Any, run: dict[str, Any], name: str, sockets: str) -> None:
     for outcome, colour in OUTCOME_COLOURS.items():
         points = [r for r in run["requests"] if r["outcome"] == outcome]
         xs, ys = [r["sent_s"] for r in points], [max(r["latency_s"], 1e-4) * 1e3 for r in points]
@@ -103,7 +105,5 @@ def _recovery_panel(ax: Any, run: dict[str, Any], name: str, send_timeout: float
     ax.set_ylabel("latency (ms)")
     first = run["first_success_after_restart_s"]
     first_text = f"{first * 1e3:.0f} ms" if isinstance(first, int | float) else first
-    ax.set_title(
-        f"{name}, send timeout {send_timeout} s: first success after restart {first_text}", fontsize=9
-    )
+    ax.set_title(f"{name}, {sockets}: first success after restart {first_text}", fontsize=9)
     ax.legend(loc="upper left", fontsize=7, ncols=2)

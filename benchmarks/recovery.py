@@ -13,9 +13,11 @@ Decision: a receiver is a decode rank with one request at a time, as upstream's
 scheduler thread issues them, so "per cache key" is per decode rank. Several threads
 sharing one cache are the contention benchmark's business.
 
-The fixed form learns of the restart only from a failed request: a send to a dead port
-fails after the send timeout (upstream SNDTIMEO 1 s). The sweep over send timeouts
-shows how that, not the registration, bounds its first success.
+The fixed form learns of the restart only from a failed request. With upstream's
+socket options (IMMEDIATE=0, SNDTIMEO 1 s) a send to a dead port is queued silently
+and the request fails on its waiting timeout (cut to 1 s here, reported in the
+config); with fail-fast sockets (IMMEDIATE=1, SNDTIMEO 0.1 s) the send itself fails.
+Each sweep is one set of socket options, named in every row.
 
 Variants alternate within each repetition (buggy, fixed, buggy, ...) so both see the
 same machine load over time. The heartbeat cannot rescue the buggy form here: the
@@ -39,6 +41,7 @@ from benchmarks.modes import Mode
 from benchmarks.recovery_metrics import summarise_run, summarise_variant
 from benchmarks.stream import Outcome, StreamConfig, run_stream
 from reference.prefill.loopback import LoopbackPrefill
+from reference.transport.sockets import SocketOptions
 
 VARIANTS = ("buggy", "fixed")
 TP_SIZE = 2
@@ -51,14 +54,12 @@ POLL_S = 0.001
 class Fleet:
     """`receivers` decode ranks facing one restartable loopback prefill (a `stream.System`)."""
 
-    def __init__(self, module: ModuleType, prefill: Any, receivers: int, send_timeout: float) -> None:
+    def __init__(self, module: ModuleType, prefill: Any, receivers: int, sockets: SocketOptions) -> None:
         self.prefill = prefill
         self._stack = ExitStack()
         self.decodes = [
             self._stack.enter_context(
-                LoopbackDecode(
-                    module, prefill, first_room=1 + i * ROOMS_PER_DECODE, send_timeout=send_timeout
-                )
+                LoopbackDecode(module, prefill, first_room=1 + i * ROOMS_PER_DECODE, sockets=sockets)
             )
             for i in range(receivers)
         ]
@@ -105,11 +106,11 @@ class Fleet:
         self._stack.close()
 
 
-def one_run(variant: str, config: StreamConfig, send_timeout: float, repetition: int) -> dict[str, Any]:
+def one_run(variant: str, config: StreamConfig, sockets: SocketOptions, repetition: int) -> dict[str, Any]:
     module = importlib.import_module(f"reference.{variant}")
     with LoopbackPrefill(tp_size=TP_SIZE) as prefill:
         old_ports = list(prefill.rank_ports)
-        fleet = Fleet(module, prefill, config.receivers, send_timeout)
+        fleet = Fleet(module, prefill, config.receivers, sockets)
         try:
             requests_, registered = run_stream(fleet, config)
             misses = fleet.heartbeat_misses()
@@ -128,13 +129,14 @@ def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> 
         horizon=mode.recovery_horizon,
     )
     sweeps = []
-    for send_timeout in mode.recovery_send_timeouts:
+    for sockets in mode.recovery_sockets:
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
         for repetition in range(mode.recovery_repeats):
             for name in VARIANTS:
-                runs[name].append(one_run(name, config, send_timeout, repetition))
+                runs[name].append(one_run(name, config, sockets, repetition))
         variants = {name: {"summary": summarise_variant(r), "runs": r} for name, r in runs.items()}
-        sweeps.append({"send_timeout_s": send_timeout, "variants": variants})
+        sweeps.append({"sockets": sockets.label, "sockets_name": sockets.name, "immediate": sockets.immediate,
+                       "send_timeout_s": sockets.send_timeout, "variants": variants})  # fmt: skip
     return {
         "config": {
             "receivers": config.receivers,
@@ -144,6 +146,7 @@ def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> 
             "repetitions": mode.recovery_repeats,
             "prefill_tp_size": TP_SIZE,
             "waiting_timeout_s": WAITING_TIMEOUT,
+            "waiting_timeout": f"{WAITING_TIMEOUT:g} s, shortened from upstream's 300 s for the run",
             "heartbeat": "5 s x 2 misses (upstream defaults)",
         },
         "sweeps": sweeps,

@@ -89,6 +89,11 @@ def summarise_run(
     }
 
 
+def sweep_label(sweep: dict[str, Any]) -> str:
+    """The socket options a sweep ran on; results from before the `sockets` key name only a send timeout."""
+    return str(sweep.get("sockets") or f"fail-fast (IMMEDIATE=1, SNDTIMEO {sweep['send_timeout_s']:g} s)")
+
+
 def spread(values: list[float | str | None]) -> dict[str, Any] | str:
     """Median, min and max over runs; "never" if any run never got there."""
     if any(v == NEVER or v is None for v in values):

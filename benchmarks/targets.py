@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.recovery_metrics import sweep_label
+
 CACHE_HIT_SHARE_LIMIT = 0.01  # of one whole loopback receiver set-up
 FIRST_SUCCESS_LIMIT_S = 0.050  # after the new prefill is registered
 FAILED_PER_KEY_LIMIT = 1
@@ -75,12 +77,12 @@ def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
         fixed = sweep["variants"]["fixed"]["summary"]
         buggy = sweep["variants"]["buggy"]["summary"]
         measured = (
-            f"send timeout {sweep['send_timeout_s']} s: fixed first success "
+            f"{sweep_label(sweep)}: fixed first success "
             f"{ms(fixed['first_success_after_registered_s'])} after registration, max "
             f"{fixed['max_failed_per_key']} stale failure(s) per key; buggy first success "
             f"{ms(buggy['first_success_after_restart_s'])}"
         )
-        per_sweep.append({"send_timeout_s": sweep["send_timeout_s"], "met": not problems,
+        per_sweep.append({"sockets": sweep_label(sweep), "met": not problems,
                           "measured": measured, "problems": problems})  # fmt: skip
     return {
         "id": "recovery",

@@ -74,7 +74,7 @@ def check_detection(data: dict[str, Any], mode: Mode) -> list[str]:
 
 def check_recovery(data: dict[str, Any], mode: Mode) -> list[str]:
     sweeps = data.get("sweeps", [])
-    want = len(mode.recovery_send_timeouts)
+    want = len(mode.recovery_sockets)
     problems = [] if len(sweeps) == want else [f"recovery: {len(sweeps)} sweeps, expected {want}"]
     for sweep in sweeps:
         for name in ("buggy", "fixed"):

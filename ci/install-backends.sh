@@ -2,7 +2,7 @@
 # Install the real KV transfer backends into .venv for the CPU tests: Mooncake (TCP
 # transport; links against Debian's libibverbs1) and NIXL (UCX), and torch with them.
 # Package versions come from pyproject.toml's extras; every pip call goes through
-# constraints.txt (nixl-cu12 requires torch: unpinned, that is a multi-GB CUDA build).
+# ci/constraints.txt (nixl-cu12 requires torch: unpinned, that is a multi-GB CUDA build).
 # Idempotent: apt runs only when the library is missing, pip only changes what is not
 # yet satisfied. Prints the time of each step and the size it added to .venv.
 # Usage: bash ci/install-backends.sh [EXTRA ...]     (default: mooncake nixl)
@@ -40,7 +40,7 @@ print("\n".join(extras[sys.argv[1]]))' "$1"
 pip_extra() {
   local reqs
   mapfile -t reqs < <(requirements "$1")
-  .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints.txt "${reqs[@]}"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -c ci/constraints.txt "${reqs[@]}"
 }
 
 start=$SECONDS

@@ -28,8 +28,9 @@
 # %%
 import reference.buggy
 import reference.fixed
+from reference.lessons.failed_resurrect import teaching as resurrect
 from reference.status import KVPoll
-from reference.teaching import diffs, plots, resurrect, runs, sequences
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story

@@ -29,7 +29,8 @@
 # %%
 import reference.buggy
 import reference.fixed
-from reference.teaching import diffs, live_set, plots, runs, sequences
+from reference.lessons.live_set_race import teaching as live_set
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story

@@ -27,7 +27,8 @@
 # with a real prefill process that is really killed and restarted.
 
 # %%
-from reference.teaching import diffs, plots, runs, sequences, stale
+from reference.lessons.stale_bootstrap import teaching as stale
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story

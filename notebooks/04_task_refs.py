@@ -27,7 +27,8 @@
 # upstream's 180 s and 120 s timers pass instantly.
 
 # %%
-from reference.teaching import diffs, plots, runs, sequences, tasks
+from reference.lessons.task_refs import teaching as tasks
+from reference.teaching import diffs, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -69,7 +70,7 @@ from reference.teaching import diffs, plots, runs, sequences, tasks
 #
 # A task is destroyed only if nothing but its own frame reaches what it awaits. Upstream's
 # loops wait on timers and sockets, which the loop holds, so the scenario changes exactly one
-# thing (see `reference/scenarios/task_refs_dispatcher.py`): the worker pool posts exits on a
+# thing (see `reference/scenarios/dispatcher_probe.py`): the worker pool posts exits on a
 # board that holds its waiters weakly, so the watchdog parks on an `asyncio.Event` only it can
 # reach. Then `gc.collect()` runs, and rank 1 dies.
 
@@ -162,7 +163,7 @@ print(tasks.both_forms_swallowed())
 # Same outcome in both forms: `/health` stays OK, no one restarts the loop, mappings are never
 # evicted again, and the only trace is a log line written when the dead task is freed. Upstream
 # opened issue #34434 to audit the remaining fire-and-forget tasks (and PR #34480, an AST
-# ratchet: `python -m reference.taskcheck reference/buggy` is ours). A hardened form would
+# ratchet: `python -m reference.lessons.task_refs.taskcheck reference/buggy` is ours). A hardened form would
 # supervise its loops: log, mark unhealthy, restart.
 
 # %% [markdown]
@@ -184,7 +185,7 @@ tasks.check_exercise(ANSWER)
 #
 # - `python -m reference --lesson task-refs --transport loopback` runs the dispatcher with real
 #   worker processes over ZMQ and the bootstrap server over real HTTP.
-# - `python -m reference.taskcheck reference tests` is the AST scan PR #33048 used: it lists
+# - `python -m reference.lessons.task_refs.taskcheck reference tests` is the AST scan PR #33048 used: it lists
 #   every `create_task`/`ensure_future` whose result is thrown away.
 # - `tests/test_task_refs.py` and `tests/test_task_refs_bootstrap.py` hold the lesson's tests,
 #   including the one showing upstream's own configuration survives `gc.collect()`.

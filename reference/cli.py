@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.harness.result import Result
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.oneline_args import OneLineParser
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.result import Result
+from reference.transport import TRANSPORTS
+from reference.transport.sockets import SOCKETS
 from reference.upstream import load_sglang
 from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
-
-TRANSPORTS = ("mock", "loopback")
 
 
 def _non_negative(text: str) -> int:
@@ -41,6 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
+    parser.add_argument(
+        "--sockets",
+        choices=SOCKETS,
+        default="upstream",
+        help="decode PUSH-socket options (default: upstream's)",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
@@ -68,15 +74,14 @@ def _transport(result: Result) -> str:
 
 
 def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "verdict", "expected", "time", "symptom")]
+    rows = [("lesson", "variant", "transport", "verdict", "expected", "sockets", "time", "symptom")]
     for r in results:
         mark = "" if r.as_expected else " !"
-        rows.append(
-            (r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, f"{r.seconds:.2f}s", r.symptom)
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+        rows.append((r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, r.sockets,
+                     f"{r.seconds:.2f}s", r.symptom))  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(7)]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:6], widths, strict=True)) + "  " + row[6]
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:7], widths, strict=True)) + "  " + row[7]
         for row in rows
     )
 
@@ -88,7 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
-    options = Options(transport=args.transport, seed=args.seed, repeat=args.repeat, backend=args.backend)
+    options = Options(
+        transport=args.transport,
+        seed=args.seed,
+        repeat=args.repeat,
+        backend=args.backend,
+        sockets=args.sockets,
+    )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)

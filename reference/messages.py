@@ -1,23 +1,11 @@
 """Messages exchanged between decode, prefill and the bootstrap server.
 
 Frozen dataclasses in our own words for upstream's dicts and multipart frames. The
-bootstrap server answers `GET /route` with a `RankInfo` per rank, or with the whole
-`PrefillServerInfo` when every rank parameter is -1.
+bootstrap server answers `GET /route` with `{rank_ip, rank_port}` for one rank, or with
+the whole `PrefillServerInfo` when every rank parameter is -1.
 """
 
 from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class RankInfo:
-    """Where one prefill rank's PULL socket listens (`{rank_ip, rank_port}`)."""
-
-    rank_ip: str
-    rank_port: int
-
-    @property
-    def endpoint(self) -> str:
-        return f"tcp://{self.rank_ip}:{self.rank_port}"
 
 
 @dataclass(frozen=True)

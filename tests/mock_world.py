@@ -3,9 +3,9 @@
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
+from reference.lessons.stale_bootstrap import teaching as stale
 from reference.prefill.mock import MockPrefill
 from reference.status import KVPoll
-from reference.teaching import stale
 from reference.transport.mock import MockNetwork
 
 ADDR = "10.0.0.1:8998"

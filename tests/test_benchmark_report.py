@@ -84,7 +84,11 @@ def _recovery(fixed_run: dict, buggy_run: dict) -> dict:
         "fixed": {"runs": [fixed_run], "summary": summary},
         "buggy": {"runs": [buggy_run], "summary": buggy_summary},
     }
-    return {"sweeps": [{"send_timeout_s": 1.0, "variants": variants}]}
+    return {
+        "sweeps": [
+            {"sockets": "upstream (IMMEDIATE=0, SNDTIMEO 1 s)", "send_timeout_s": 1.0, "variants": variants}
+        ]
+    }
 
 
 def test_recovery_target_needs_fixed_fast_and_buggy_never() -> None:

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from reference.cli import exit_code, main
-from reference.scenarios.result import Result
+from reference.harness.result import Result
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -26,7 +26,9 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
     }
-    assert set(results[0]) == {"lesson", "variant", "transport", "verdict", "expected", "symptom", "seconds"}
+    assert set(results[0]) == {
+        "lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"
+    }  # fmt: skip
 
 
 def test_table_is_the_default_output(capsys):

@@ -6,8 +6,8 @@ import pytest
 
 import reference.dataplane.discovery as discovery
 from reference.cli import format_table, main
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.result import Observation
+from reference.harness.result import Observation
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.variants import shipped
 
 

@@ -6,10 +6,16 @@ import sys
 
 import pytest
 
-from reference.dataplane import BACKENDS, BackendUnavailable, Registration, available_backends, open_plane
+from reference.dataplane import (
+    BACKENDS,
+    BackendUnavailable,
+    MemoryRegistration,
+    available_backends,
+    open_plane,
+)
 from reference.dataplane.base import page_runs
 from reference.dataplane.discovery import backend_status
-from reference.dataplane.memory import HostPages
+from reference.dataplane.pages import HostPages
 
 PAGES, PAGE = 8, 64
 
@@ -76,8 +82,10 @@ def test_malformed_writes_are_refused_before_anything_moves(src, dst, needle):
 
 
 def test_registration_survives_a_json_round_trip():
-    registration = Registration("nixl", "rank-1", 1 << 40, PAGES, PAGE, meta="bWV0YQ==", device="cuda:1")
-    assert Registration.from_json(registration.to_json()) == registration
+    registration = MemoryRegistration(
+        "nixl", "rank-1", 1 << 40, PAGES, PAGE, meta="bWV0YQ==", device="cuda:1"
+    )
+    assert MemoryRegistration.from_json(registration.to_json()) == registration
 
 
 @pytest.mark.parametrize("transport", ["mock", "loopback"])

@@ -15,7 +15,7 @@ import reference.buggy
 import reference.fixed
 from reference.aioloop import JumpLoop, run_on_jump_loop
 from reference.config import DispatcherConfig
-from reference.transport.dp_base import make_worker_pool
+from reference.transport.kits import kit
 
 CONFIG = DispatcherConfig()
 REAL_BOUND = 20.0  # real seconds for a live worker process to answer
@@ -28,7 +28,7 @@ def run(transport, body, variant=reference.fixed, ranks=2):
     """Start a pool and a dispatcher on a fresh JumpLoop, run `body`, stop both."""
 
     async def main(loop: JumpLoop):
-        pool = make_worker_pool(transport, ranks)
+        pool = kit(transport).worker_pool(ranks)
         dispatcher = variant.DPDispatcher(pool, CONFIG)
         try:
             await pool.start()
@@ -170,8 +170,8 @@ def test_the_listener_gives_up_after_max_errors_and_fails_everything():
 
 def test_bad_pool_input_gets_a_clear_error():
     with pytest.raises(ValueError, match="unknown transport 'udp'"):
-        make_worker_pool("udp")
+        kit("udp")
     with pytest.raises(ValueError, match="at least one rank"):
-        make_worker_pool("mock", 0)
+        kit("mock").worker_pool(0)
     with pytest.raises(ValueError, match="timeouts must be positive"):
         DispatcherConfig(req_timeout=0)

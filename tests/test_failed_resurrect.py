@@ -4,8 +4,8 @@ import pytest
 
 import reference.buggy
 import reference.fixed
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.failed_resurrect import late_abort
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.failed_resurrect.scenario import late_abort
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.variants import shipped

@@ -6,7 +6,7 @@ prints the lesson's verdict and symptom, which say what your variant got wrong.
 
 import pytest
 
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import reference.fixed
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.hooks import Hooks
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.variants import shipped

@@ -15,8 +15,8 @@ import pytest
 import zmq
 
 from reference.common.bootstrap_table import ROUTE_QUERY
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.prefill.loopback import LoopbackPrefill
-from reference.scenarios import LESSONS, Options, run_lesson
 from reference.transport.base import TransportError
 from reference.transport.loopback import LoopbackTransport
 from reference.variants import shipped
@@ -32,14 +32,27 @@ def test_lesson_end_to_end_with_a_real_prefill_restart():
     assert buggy.verdict == "bug", buggy.symptom
     assert buggy.symptom.startswith("0 of 5 requests succeeded after the prefill restart")
     assert buggy.details["stale_ports"] == sorted(buggy.details["old_ports"])
-    assert "timed out after 0.5 s" in buggy.details["first_failure"]
+    assert buggy.details["first_failure"].endswith("in KVPoll.WaitingForInput"), "upstream sockets: queued"
+    assert "shortened from upstream's 300 s" in buggy.symptom
     assert fixed.verdict == "ok", fixed.symptom
+    assert "was queued silently and failed on the waiting timeout" in fixed.symptom
     assert fixed.details["failures_after"] == 1 and fixed.details["bytes_verified"] == 7
     for result in (buggy, fixed):
         first, second = result.details["prefill_pids"]
         assert first != second, "the restart is a new process"
         assert not psutil.pid_exists(first) and not psutil.pid_exists(second)
         assert result.details["heartbeat_misses"] == 0, "real /health answered every probe"
+
+
+def test_fail_fast_sockets_fail_the_stale_send_itself():
+    fixed = run_lesson(
+        LESSONS["stale-bootstrap"], shipped("fixed"), Options(transport="loopback", sockets="fail-fast")
+    )
+    assert fixed.verdict == "ok", fixed.symptom
+    assert "timed out after 0.5 s" in fixed.details["first_failure"]
+    assert (
+        "failed its send (fail-fast sockets)" in fixed.symptom and fixed.to_json()["sockets"] == "fail-fast"
+    )
 
 
 def test_cli_runs_every_loopback_lesson():
@@ -94,8 +107,23 @@ def test_a_prefill_that_cannot_start_is_reported_and_reaped():
             LoopbackPrefill(tp_size=1, bootstrap_port=busy.getsockname()[1])
 
 
-def test_send_to_a_dead_port_times_out_with_transport_error():
-    transport = LoopbackTransport(send_timeout=0.05)
+def test_send_to_a_dead_port_is_queued_silently_on_upstream_socket_options():
+    transport = LoopbackTransport()  # IMMEDIATE=0, as upstream
+    try:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]  # free once closed: nobody listens there
+        sock = transport.connect(f"tcp://127.0.0.1:{port}")
+        started = time.monotonic()
+        with sock.lock:
+            sock.send([b"x"])  # "succeeds": the message waits for a peer that never comes
+        assert time.monotonic() - started < 0.5
+    finally:
+        transport.close()
+
+
+def test_send_to_a_dead_port_times_out_with_transport_error_on_fail_fast_sockets():
+    transport = LoopbackTransport(send_timeout=0.05, immediate=True)
     try:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))

@@ -158,3 +158,13 @@ def test_parallel_info_mismatch_is_a_clear_error():
     with pytest.raises(RuntimeError, match="page_size=1, kv_cache_dtype=auto; decode has 16, auto"):
         manager.try_ensure_parallel_info(ADDR)
     assert not manager.try_ensure_parallel_info("10.9.9.9:1"), "an unreachable prefill is a plain False"
+
+
+def test_upstream_socket_options_queue_a_send_to_a_dead_endpoint_silently():
+    net = MockNetwork(immediate=False)  # upstream's ZMQ_IMMEDIATE=0
+    endpoint = net.bind(lambda frames: None)
+    net.unbind(endpoint)
+    net.connect(endpoint).send([b"x"])  # no error: queued for a peer that never comes back
+    assert (net.queued_to_dead, net.send_failures) == (1, 0)
+    with pytest.raises(TransportError):
+        MockNetwork(immediate=True).connect(endpoint).send([b"x"])

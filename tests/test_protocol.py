@@ -11,8 +11,8 @@ import pytest
 
 import reference.buggy
 import reference.fixed
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.protocol import PROTOCOLS, KVManagerProtocol, missing_members, protocol_members
-from reference.scenarios import LESSONS, Options, run_lesson
 from reference.variants import VariantError, load_impl
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +102,9 @@ def test_a_module_that_fails_to_import_gets_one_line(impl, source, needle):
 
 
 def test_cli_impl_by_path_and_by_name():
-    by_path = run("-m", "reference", "--impl", "examples/my_fix", "--lesson", "failed-resurrect", "--json")
+    by_path = run(
+        "-m", "reference", "--impl", "notebooks/exercises/my_fix", "--lesson", "failed-resurrect", "--json"
+    )
     by_name = run("-m", "reference", "--impl", "reference.fixed", "--json")
     assert by_path.returncode == 1, by_path.stderr
     assert json.loads(by_path.stdout)["results"][0]["verdict"] == "bug"

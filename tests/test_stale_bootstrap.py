@@ -8,9 +8,10 @@ import pytest
 import reference.buggy
 import reference.fixed
 from reference.cli import main
-from reference.scenarios import LESSONS, Options, run_lesson, slow_prefill
-from reference.scenarios.stale_bootstrap import AFTER, BEFORE, _verdict
-from reference.scenarios.stale_world import Outcome
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.stale_bootstrap import slow_prefill
+from reference.lessons.stale_bootstrap.scenario import AFTER, BEFORE, _verdict
+from reference.lessons.stale_bootstrap.world import Outcome
 from reference.status import KVPoll
 from reference.variants import shipped
 
@@ -18,28 +19,47 @@ pytestmark = pytest.mark.lesson(id="stale-bootstrap")
 OLD, NEW = [41000, 41001], [41003, 41004]  # mock ports: prefill ranks, decode inbox, new ranks
 
 
-def test_buggy_never_succeeds_again_after_the_restart():
-    result = run_lesson(LESSONS["stale-bootstrap"], shipped("buggy"), Options())
+@pytest.mark.parametrize(
+    ("sockets", "first_failure"),
+    [
+        ("upstream", "Request timed out after 300.0 s in KVPoll.WaitingForInput"),  # queued silently
+        ("fail-fast", "send_metadata to prefill 10.0.0.1:41000 failed"),
+    ],
+)
+def test_buggy_never_succeeds_again_after_the_restart(sockets, first_failure):
+    result = run_lesson(LESSONS["stale-bootstrap"], shipped("buggy"), Options(sockets=sockets))
     assert result.verdict == "bug"
     assert result.symptom.startswith(f"0 of {AFTER} requests succeeded after the prefill restart")
     assert "stale port(s) 41000, 41001" in result.symptom and "fetched /route 0 times" in result.symptom
     d = result.details
     assert (d["old_ports"], d["new_ports"], d["stale_ports"]) == (OLD, NEW, OLD)
     assert d["successes_after"] == 0 and d["route_fetches_after"] == 0
-    assert d["first_failure"].startswith("send_metadata to prefill 10.0.0.1:41000 failed")
-    assert d["heartbeat_misses"] == 0 and d["heartbeat_rounds"] == BEFORE + AFTER, (
+    assert d["first_failure"].startswith(first_failure) and d["sockets"] == sockets
+    assert d["heartbeat_misses"] == 0 and d["heartbeat_rounds"] >= BEFORE + AFTER, (
         "the heartbeat never noticed"
     )
+    assert result.to_json()["sockets"] == sockets
 
 
-def test_fixed_fails_once_then_recovers_on_the_new_ports():
-    result = run_lesson(LESSONS["stale-bootstrap"], shipped("fixed"), Options())
+@pytest.mark.parametrize(
+    ("sockets", "path"),
+    [
+        (
+            "upstream",
+            "was queued silently and failed on the waiting timeout (upstream's 300 s, on virtual time)",
+        ),
+        ("fail-fast", "failed its send (fail-fast sockets)"),
+    ],
+)
+def test_fixed_fails_once_then_recovers_on_the_new_ports(sockets, path):
+    result = run_lesson(LESSONS["stale-bootstrap"], shipped("fixed"), Options(sockets=sockets))
     assert result.verdict == "ok", result.symptom
     d = result.details
     assert d["failures_after"] == 1 and d["successes_after"] == AFTER - 1
     assert d["stale_ports"] == OLD and d["route_fetches_after"] == len(NEW)
     assert d["bytes_verified"] == BEFORE + AFTER - 1
     assert "succeeded on new ports 41003, 41004" in result.symptom
+    assert f"1 request sent to stale port(s) 41000, 41001 {path}" in result.symptom
 
 
 @pytest.mark.parametrize("seed", [1, 5])

@@ -9,8 +9,8 @@ failure, then the decode re-registers and every page lands, checked byte for byt
 
 import pytest
 
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.stale_bootstrap import AFTER, BEFORE
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.stale_bootstrap.scenario import AFTER, BEFORE
 from reference.variants import shipped
 
 pytestmark = [pytest.mark.lesson(id="stale-bootstrap"), pytest.mark.loopback]

@@ -13,7 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 import reference.buggy
 import reference.fixed
-from reference.scenarios.failed_resurrect import late_abort
+from reference.lessons.failed_resurrect.scenario import late_abort
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 

@@ -16,11 +16,11 @@ import reference.fixed
 from reference.aioloop import run_on_jump_loop
 from reference.common.bootstrap_server import BootstrapServerBase
 from reference.common.dispatcher import DispatcherBase
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.collectable import measure_all
-from reference.scenarios.loop_capture import loop_errors
-from reference.scenarios.task_refs_swallowed import demonstrate
-from reference.transport.dp_base import make_worker_pool
+from reference.harness.loop_capture import loop_errors
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.task_refs.collectable import measure_all
+from reference.lessons.task_refs.swallowed import demonstrate
+from reference.transport.kits import kit
 from reference.variants import Variant, shipped
 
 pytestmark = pytest.mark.lesson(id="task-refs")
@@ -81,7 +81,7 @@ def test_with_upstreams_configuration_the_bare_watchdog_survives(transport):
     """Pool holding its exit waiters (upstream: the loop holds sentinel readers): latent."""
 
     async def main(loop):
-        pool = make_worker_pool(transport, 2)
+        pool = kit(transport).worker_pool(2)
         dispatcher = reference.buggy.DPDispatcher(pool)
         with loop_errors(loop) as errors:
             try:

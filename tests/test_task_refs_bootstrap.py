@@ -10,8 +10,9 @@ import reference.buggy
 import reference.fixed
 from reference.aioloop import run_on_jump_loop
 from reference.common.cleanup_ticks import Metronome, SleepTicks
-from reference.scenarios import LESSONS, Options, run_lesson, task_refs_bootstrap
-from reference.scenarios.task_refs_bootstrap import INTERVAL, probe
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons.task_refs import bootstrap_probe
+from reference.lessons.task_refs.bootstrap_probe import INTERVAL, probe
 from reference.transport.base import TransportError
 from reference.transport.loopback import LoopbackTransport
 from reference.transport.mock import MockNetwork
@@ -23,7 +24,7 @@ TRANSPORTS = ["mock", pytest.param("loopback", marks=pytest.mark.loopback)]
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_buggy_cleanup_is_destroyed_and_stale_mappings_grow(transport):
-    found = task_refs_bootstrap.observe(reference.buggy, transport)
+    found = bootstrap_probe.observe(reference.buggy, transport)
     assert found.problems == [
         "Task was destroyed but it is pending! (_cleanup_expired_entries, by gc.collect())",
         "stale room_to_dp_rank entries grow: 8 after 250 s, 16 after 500 s "
@@ -36,7 +37,7 @@ def test_buggy_cleanup_is_destroyed_and_stale_mappings_grow(transport):
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_fixed_cleanup_survives_and_expires_every_room(transport):
-    found = task_refs_bootstrap.observe(reference.fixed, transport)
+    found = bootstrap_probe.observe(reference.fixed, transport)
     assert found.problems == [], found.problems
     d = found.details
     assert d["destroyed"] == [] and d["survived_gc"] and d["waiting_after_gc"] == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reference.aioloop import pending_tasks
-from reference.taskcheck import scan_paths, scan_source
+from reference.lessons.task_refs.taskcheck import scan_paths, scan_source
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "reference"
@@ -84,7 +84,7 @@ def test_reference_is_free_of_new_ones_outside_buggy():
 
 def run_checker(*paths: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "reference.taskcheck", *paths],
+        [sys.executable, "-m", "reference.lessons.task_refs.taskcheck", *paths],
         capture_output=True,
         text=True,
         timeout=60,
@@ -102,7 +102,7 @@ def test_cli_exit_codes_and_one_line_errors():
     assert missing.returncode == 2
     assert (
         missing.stderr.strip()
-        == "python -m reference.taskcheck: error: no such file or directory: no/such/path"
+        == "python -m reference.lessons.task_refs.taskcheck: error: no such file or directory: no/such/path"
     )
 
 

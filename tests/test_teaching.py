@@ -4,7 +4,11 @@ import pytest
 
 import reference.buggy
 import reference.fixed
-from reference.teaching import diffs, exercises, live_set, resurrect, runs, sequences, stale, tasks, tour
+from reference.lessons.failed_resurrect import teaching as resurrect
+from reference.lessons.live_set_race import teaching as live_set
+from reference.lessons.stale_bootstrap import teaching as stale
+from reference.lessons.task_refs import teaching as tasks
+from reference.teaching import diffs, exercises, runs, sequences, tour
 
 
 def test_lesson_diff_is_the_tagged_hunk_of_the_real_files():

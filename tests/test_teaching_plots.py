@@ -32,7 +32,7 @@ def test_result_pictures_show_lanes_series_and_counts():
 
 
 def test_heartbeat_spans_shade_the_dead_thread():
-    from reference.teaching import live_set
+    from reference.lessons.live_set_race import teaching as live_set
 
     buggy, fixed = runs.run_all("live-set-race")
     assert live_set.heartbeat_spans(buggy)[-1] == (10.0, 25.0, "heartbeat thread dead", False)
@@ -60,7 +60,7 @@ def test_topology_picture_draws_every_box_and_labelled_arrow():
 
 
 def test_outcome_picture_and_nested_detail_keys():
-    from reference.teaching import stale
+    from reference.lessons.stale_bootstrap import teaching as stale
 
     results = runs.run_all("stale-bootstrap")
     picture = plots.outcome_picture(results, "stream", caption=stale.ports_of)

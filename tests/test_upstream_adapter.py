@@ -11,12 +11,13 @@ from upstream_wheels import wheel
 
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 from reference.upstream import expectations, load_sglang
 from reference.upstream.errors import UpstreamError
 from reference.upstream.source import open_source
+from reference.upstream.standins import StandIn
 
 ROOT = Path(__file__).resolve().parents[1]
 CONN = "sglang/srt/disaggregation/{}/conn.py"
@@ -36,7 +37,11 @@ def test_a_load_leaves_sys_modules_alone():
     variant = load_sglang(str(wheel("0.5.18")))
     after = {name for name in sys.modules if name.split(".")[0] in ("sglang", "torch")}
     assert before == after
-    assert variant.module.KVManager.__mro__[2].__name__ == "CommonKVManager"
+    assert not [name for name, mod in sys.modules.items() if isinstance(mod, StandIn)]
+    assert [c.__name__ for c in variant.module.KVManager.__mro__[2:4]] == [
+        "MooncakeKVManager",
+        "CommonKVManager",
+    ]
 
 
 def test_versions_load_side_by_side():
@@ -90,8 +95,6 @@ def _fake_tree(root: Path, common: str) -> Path:
         (lambda d: _file(d / "x.txt", ""), "a file must be an sglang wheel"),
         (lambda d: _file(d / "x.whl", "junk"), "cannot read wheel"),
         (lambda d: d, "no sglang/srt/disaggregation/common/conn.py under it"),
-        (lambda d: _fake_tree(d, "raise RuntimeError('no')"), "raised RuntimeError on load: no"),
-        (lambda d: _fake_tree(d, "import not_installed_anywhere"), "No module named 'not_installed_any"),
     ],
 )
 def test_bad_paths_get_one_line(tmp_path, make, needle):
@@ -104,7 +107,30 @@ def test_a_tree_without_the_manager_class_says_so(tmp_path):
     variant = load_sglang(str(_fake_tree(tmp_path, "X = 1\n")))
     result = run_lesson(LESSONS["failed-resurrect"], variant, Options())
     assert result.verdict == "unknown"
-    assert result.symptom.startswith("sglang-tree: no KVManager adapter: AttributeError")
+    assert result.symptom == "not present in sglang-tree: CommonKVManager"
+
+
+def test_a_file_that_does_not_parse_says_so(tmp_path):
+    variant = load_sglang(str(_fake_tree(tmp_path, "class CommonKVManager:\n    def broken(:\n")))
+    assert (
+        "sglang/srt/disaggregation/common/conn.py does not parse here"
+        in variant.module.UNAVAILABLE["KVManager"]
+    )
+
+
+def test_a_statement_that_cannot_run_here_is_skipped_and_named(tmp_path):
+    """A raising top-level statement (a native call at import) does not stop the load;
+    a class whose own statement failed is reported with that statement's line."""
+    common = (
+        "import not_installed_anywhere\n"
+        "not_installed_anywhere.start_engine()\n"
+        "class CommonKVManager(not_installed_anywhere.Base(), metaclass=1):\n    pass\n"
+    )
+    variant = load_sglang(str(_fake_tree(tmp_path, common)))
+    reason = variant.module.UNAVAILABLE["KVManager"]
+    assert reason.startswith("sglang-tree: sglang/srt/disaggregation/common/conn.py: CommonKVManager")
+    assert "could not be defined: line 3: NoStandIn: no stand-in for not_installed_anywhere.Base" in reason
+    assert variant.module.LOAD.skipped["srt/disaggregation/common/conn.py"][0][0] == 2
 
 
 def test_the_source_reads_only_disaggregation_files():

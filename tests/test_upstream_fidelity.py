@@ -1,33 +1,33 @@
 """Proof of fidelity: upstream sglang's own classes, driven through the same
 scenarios, give the verdicts upstream's history says they must.
 
-- 0.5.11 (before #24539): `failed-resurrect` and `task-refs` are `bug`; its
-  `CommonKVManager` has no `_handle_node_failure` (the backends had it), so
-  `live-set-race` is `unknown`, and its decode cannot read the parallel info our
-  bootstrap server sends (newer fields), so `stale-bootstrap` is `unknown`;
+- 0.5.11 (before #24539): every lesson is `bug` (its `_handle_node_failure` is
+  mooncake's, its decode is answered with the parallel info its own server sent);
+- 0.5.12: `failed-resurrect` is `ok`, the other three `bug`;
 - 0.5.18: `failed-resurrect` is `ok`; `live-set-race`, `stale-bootstrap` and
   `task-refs` are `bug` (task-refs from the bootstrap server's cleanup; the DP
   dispatcher is not driven, and the symptom says why);
-- 0.5.19: every lesson is `ok`.
+- 0.5.19 and the newest release: every lesson is `ok`.
 
 Wheels come from `bash ci/upstream.sh` (cached in `.cache/sglang/`); without them
 these tests skip.
 """
 
 import pytest
-from upstream_wheels import VERSIONS, wheel
+from upstream_wheels import NEWEST, VERSIONS, wheel
 
-from reference.scenarios import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.upstream import load_sglang
 
 pytestmark = pytest.mark.upstream
 
 ALL = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
 FIDELITY = {
-    "0.5.11": {
-        "failed-resurrect": "bug",
-        "live-set-race": "unknown",
-        "stale-bootstrap": "unknown",
+    "0.5.11": dict.fromkeys(ALL, "bug"),
+    "0.5.12": {
+        "failed-resurrect": "ok",
+        "live-set-race": "bug",
+        "stale-bootstrap": "bug",
         "task-refs": "bug",
     },
     "0.5.18": {
@@ -37,6 +37,7 @@ FIDELITY = {
         "task-refs": "bug",
     },
     "0.5.19": dict.fromkeys(ALL, "ok"),
+    NEWEST: dict.fromkeys(ALL, "ok"),
 }
 CASES = [
     pytest.param(version, lesson, marks=pytest.mark.lesson(lesson), id=f"{version}-{lesson}")
@@ -59,12 +60,14 @@ def test_0_5_11_resurrects_every_cleared_room():
     assert result.expected == "bug"
 
 
-def test_0_5_11_live_set_race_says_why_it_cannot_run():
-    result = run_lesson(LESSONS["live-set-race"], load_sglang(str(wheel("0.5.11"))), Options())
-    assert result.symptom == (
-        "sglang-0.5.11: CommonKVManager has no _handle_node_failure (this version keeps it "
-        "in the mooncake and nixl backends, which the adapter does not load)"
-    )
+def test_0_5_11_runs_mooncakes_own_node_failure_handler():
+    """0.5.11 keeps `_handle_node_failure` in the backends: mooncake's runs."""
+    variant = load_sglang(str(wheel("0.5.11")))
+    owner = next(c for c in variant.module.KVManager.__mro__[2:] if "_handle_node_failure" in vars(c))
+    assert owner.__name__ == "MooncakeKVManager"
+    assert "mooncake/conn.py" in owner._handle_node_failure.__code__.co_filename
+    result = run_lesson(LESSONS["live-set-race"], variant, Options())
+    assert "RuntimeError: Set changed size during iteration" in result.symptom
 
 
 def test_0_5_18_heartbeat_dies_as_the_pr_describes():
@@ -125,9 +128,9 @@ def test_task_refs_decides_from_the_bootstrap_server_and_says_what_it_skipped(ve
 def test_upstreams_own_sleeping_cleanup_survives_gc_in_both(version):
     """The honest half: with upstream's own `asyncio.sleep` the bare task of 0.5.18 is
     held by the loop's timer heap, so its bug was latent."""
-    from reference.scenarios import task_refs_bootstrap
+    from reference.lessons.task_refs import bootstrap_probe
 
-    finding = task_refs_bootstrap.probe(load_sglang(str(wheel(version))).module, "mock", None)
+    finding = bootstrap_probe.probe(load_sglang(str(wheel(version))).module, "mock", None)
     assert finding.problems == [] and finding.details["rooms_left"] == [0, 0]
 
 
@@ -144,9 +147,9 @@ def test_stale_bootstrap_on_loopback_0_5_19(monkeypatch):
     """A real prefill process restarted; upstream's GET /route over real HTTP. A request
     to a stale port waits the answer bound (shortened here from 10 s) before the
     virtual clock passes upstream's waiting timeout."""
-    from reference.scenarios import stale_world
+    from reference.lessons.stale_bootstrap import world
 
-    monkeypatch.setattr(stale_world, "ANSWER_WITHIN", 3.0)
+    monkeypatch.setattr(world, "ANSWER_WITHIN", 3.0)
     result = run_lesson(
         LESSONS["stale-bootstrap"], load_sglang(str(wheel("0.5.19"))), Options(transport="loopback")
     )

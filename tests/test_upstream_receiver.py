@@ -61,13 +61,20 @@ def test_0_5_18_timeout_drops_nothing():
     assert not {info["rank_port"] for info in r3.bootstrap_infos} & set(new_ports)
 
 
-@pytest.mark.upstream
-def test_a_version_whose_decode_cannot_read_our_parallel_info_says_so():
-    variant = load_sglang(str(wheel("0.5.11")))
-    assert (
-        "its PrefillServerInfo has no enable_dsa_cache_layer_split"
-        in variant.module.UNAVAILABLE["KVReceiver"]
-    )
+def test_the_parallel_info_keeps_only_the_fields_the_bound_version_knows():
+    """0.5.11's decode builds its PrefillServerInfo from every key it gets; our server
+    answers as the newest upstream does, so the answer is cut to that version's fields."""
+    net, upstream_requests = MockNetwork(), TransportRequests()
+    net.add_prefill("10.0.0.1:8998")
+    net.serve("10.0.0.1:8998", lambda _m, _p, _q, _b: Reply(200, {"attn_tp_size": 1, "prefill_http_port": 1}))
+    every_rank = "prefill_dp_rank=-1&prefill_cp_rank=-1&target_tp_rank=-1&target_pp_rank=-1"
+    with bound(transport=net, info_fields=frozenset({"attn_tp_size"})):
+        reply = upstream_requests.get(f"http://10.0.0.1:8998/route?{every_rank}", timeout=5)
+    assert reply.json() == {"attn_tp_size": 1}
+    with bound(transport=net):
+        assert (
+            upstream_requests.get(f"http://10.0.0.1:8998/route?{every_rank}").json()["prefill_http_port"] == 1
+        )
 
 
 def test_time_reads_the_bound_clock_on_the_bound_thread_only():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reference.scenarios.lesson import LESSON_IDS
+from reference.harness.lesson import LESSON_IDS
 
 ROOT = Path(__file__).resolve().parents[1] / "reference"
 TAG = re.compile(r"# (BUG|FIX)\(([a-z-]+)\)")

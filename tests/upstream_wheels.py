@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSIONS = ("0.5.11", "0.5.18", "0.5.19")
+# The boundary releases CI checks (before/after each fix) and the newest on PyPI.
+NEWEST = "0.5.23"
+VERSIONS = ("0.5.11", "0.5.12", "0.5.18", "0.5.19", NEWEST)
 
 
 def wheel_dir() -> Path:

@@ -15,18 +15,28 @@ so a scenario can check that the bytes that arrived are the bytes that were sent
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import defaultdict
+from typing import Protocol
 
 from reference import wire
 from reference.dataplane import KVMemory
 from reference.status import KVPoll
 
-if TYPE_CHECKING:
-    from reference.common.manager import ManagerBase
+
+class StatusSink(Protocol):
+    """What the inbox needs of the decode's manager (`common/manager.py` provides it)."""
+
+    request_status: dict[int, KVPoll]
+    prefill_response_tracker: defaultdict[int, set[int]]
+    required_prefill_response_num_table: dict[int, int]
+
+    def record_failure(self, bootstrap_room: int, reason: str) -> None: ...
+
+    def update_status(self, bootstrap_room: int, status: KVPoll) -> None: ...
 
 
 class DecodeInbox:
-    def __init__(self, manager: ManagerBase, memory: KVMemory) -> None:
+    def __init__(self, manager: StatusSink, memory: KVMemory) -> None:
         self.manager = manager
         self.memory = memory
         self.endpoint = ""  # ip:port of the PULL socket, set when bound

@@ -4,11 +4,12 @@ The control plane (bootstrap server, receivers, status) decides where to send; t
 data plane moves the bytes. Backends: `default` (memcpy on the mock transport, bytes
 over ZMQ on loopback), `mooncake`, `nixl` and `torch`. See `base.py` for the contract
 and `discovery.py` for which are usable here; `python -m reference.dataplane` prints it.
-`writers.py` is the control plane's transfer step (`KVMemory`, `KVWriter`), and
+`memory.py` and `writers.py` are the control plane's transfer step (`KVMemory`,
+`KVWriter`), and
 `adapters.py` runs that step over a real backend (`--backend NAME`).
 """
 
-from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, WriteResult
+from reference.dataplane.base import BackendUnavailable, DataPlane, MemoryRegistration, WriteResult
 from reference.dataplane.discovery import (
     BACKENDS,
     BackendStatus,
@@ -16,8 +17,9 @@ from reference.dataplane.discovery import (
     backend_status,
     open_plane,
 )
-from reference.dataplane.memory import KVPages
-from reference.dataplane.writers import KVMemory, KVWriter, MemcpyWriter, ZmqBytesWriter
+from reference.dataplane.memory import KVMemory
+from reference.dataplane.pages import KVPages
+from reference.dataplane.writers import KVWriter, MemcpyWriter, ZmqBytesWriter
 
 __all__ = [
     "BACKENDS",
@@ -28,7 +30,7 @@ __all__ = [
     "KVPages",
     "KVWriter",
     "MemcpyWriter",
-    "Registration",
+    "MemoryRegistration",
     "WriteResult",
     "ZmqBytesWriter",
     "available_backends",

@@ -8,7 +8,7 @@ adapters make those two seams run over any backend:
 
 - `PlaneWriter` is a `KVWriter`: it stages the page in the prefill's own registered
   memory and writes it with `DataPlane.write_pages` into the decode's buffer named by
-  the registration's `plane` field (a `Registration` as JSON). A write that fails
+  the registration's `plane` field (a `MemoryRegistration` as JSON). A write that fails
   raises `TransportError`, so the prefill reports Failed instead of Success.
 - `RankMemory` is a `KVMemory` whose bytes live in a decode rank process
   (`RankProcess`) that registered them with the backend. Pointers are
@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reference.dataplane.base import DataPlane, Registration
-from reference.dataplane.memory import KVPages
+from reference.dataplane.base import DataPlane, MemoryRegistration
+from reference.dataplane.pages import KVPages
 from reference.dataplane.remote import RankProcess
 from reference.transport.base import TransportError
 
@@ -49,7 +49,7 @@ class PlaneWriter:
         plane_json = getattr(registration, "plane", "")
         if not plane_json:
             raise TransportError(f"decode registered no {self.name} buffer (REGISTER without a plane field)")
-        target = Registration.from_json(json.loads(plane_json))
+        target = MemoryRegistration.from_json(json.loads(plane_json))
         page, misaligned = divmod(dst_ptr - target.address, target.page_size)
         if misaligned or len(data) != target.page_size:
             raise TransportError(

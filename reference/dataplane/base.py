@@ -4,7 +4,7 @@ In sglang the decode rank registers its KV cache with the transfer engine and se
 buffer's description (session id, base pointers, item length) to each prefill rank it
 talks to in the `Register` message; the prefill keeps it in `decode_kv_args_table` and,
 for each request, writes the pages named in the `Metadata` message into that buffer.
-A `Registration` is that description, in a form any backend can ship over JSON.
+A `MemoryRegistration` is that description, in a form any backend can ship over JSON.
 
 It is only valid for the process that made it: after a restart the old one points at
 a dead session, an unknown agent or an unregistered address, and a write through it
@@ -21,15 +21,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from reference.dataplane.errors import BackendUnavailable, TransferFailed
-from reference.dataplane.memory import KVPages, host_pages
+from reference.dataplane.pages import KVPages, host_pages
 
-__all__ = ["BackendUnavailable", "DataPlane", "Registration", "TransferFailed", "WriteResult"]
+__all__ = ["BackendUnavailable", "DataPlane", "MemoryRegistration", "TransferFailed", "WriteResult"]
 
 DEFAULT_WRITE_TIMEOUT = 5.0  # seconds a write may take before it counts as failed
 
 
 @dataclass(frozen=True)
-class Registration:
+class MemoryRegistration:
     """What a receiver sends to a writer so that the writer can fill its pages."""
 
     backend: str
@@ -44,7 +44,7 @@ class Registration:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Registration:
+    def from_json(cls, data: dict[str, Any]) -> MemoryRegistration:
         return cls(**data)
 
 
@@ -71,17 +71,17 @@ class DataPlane(ABC):
         return host_pages(num_pages, page_size)
 
     @abstractmethod
-    def register(self, pages: KVPages) -> Registration: ...
+    def register(self, pages: KVPages) -> MemoryRegistration: ...
 
     @abstractmethod
-    def deregister(self, registration: Registration) -> None: ...
+    def deregister(self, registration: MemoryRegistration) -> None: ...
 
     @abstractmethod
     def _write(
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float,
     ) -> None:
@@ -94,7 +94,7 @@ class DataPlane(ABC):
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float = DEFAULT_WRITE_TIMEOUT,
     ) -> WriteResult:
@@ -117,7 +117,7 @@ class DataPlane(ABC):
 
 
 def check_pages(
-    src: KVPages, src_pages: Sequence[int], target: Registration, dst_pages: Sequence[int]
+    src: KVPages, src_pages: Sequence[int], target: MemoryRegistration, dst_pages: Sequence[int]
 ) -> None:
     """Reject a malformed request before anything moves (a caller's error, not a peer's)."""
     if len(src_pages) != len(dst_pages):

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from reference.dataplane.base import BackendUnavailable, DataPlane
+from reference.transport.kits import kit
 
 BACKENDS = ("default", "mooncake", "nixl", "torch")
-TRANSPORTS = ("mock", "loopback")
+
 DEVICE_ENV = "REFERENCE_KV_DEVICE"  # memory for KV buffers when no device is given: cpu, cuda, auto
 
 
@@ -58,7 +59,7 @@ def _probe_mooncake() -> str:
     # Importing mooncake.engine opens a socket in the importing process, so the probe
     # only checks the module and the shared library it needs; ranks import the engine.
     if importlib.util.find_spec("mooncake") is None:
-        raise BackendUnavailable("module mooncake missing (pip install -c constraints.txt '.[mooncake]')")
+        raise BackendUnavailable("module mooncake missing (pip install -c ci/constraints.txt '.[mooncake]')")
     try:
         ctypes.CDLL("libibverbs.so.1")
     except OSError:
@@ -72,14 +73,14 @@ def _probe_nixl() -> str:
     from reference.dataplane.nixl_plane import load_api
 
     if importlib.util.find_spec("nixl_cu12") is None and importlib.util.find_spec("nixl") is None:
-        raise BackendUnavailable("module nixl missing (pip install -c constraints.txt '.[nixl]')")
+        raise BackendUnavailable("module nixl missing (pip install -c ci/constraints.txt '.[nixl]')")
     load_api()
     return _version("nixl-cu12", "nixl") + "; UCX agent"
 
 
 def _probe_torch() -> str:
     if importlib.util.find_spec("torch") is None:
-        raise BackendUnavailable("module torch missing (pip install -c constraints.txt '.[torch]')")
+        raise BackendUnavailable("module torch missing (pip install -c ci/constraints.txt '.[torch]')")
     import torch
 
     gpu = (
@@ -120,15 +121,14 @@ def open_plane(name: str, *, transport: str = "loopback", device: str | None = N
     status = backend_status(name)
     if not status.usable:
         raise BackendUnavailable(status.reason)
-    if transport not in TRANSPORTS:
-        raise ValueError(f"unknown transport {transport!r} (choose from {', '.join(TRANSPORTS)})")
-    if name != "default" and transport == "mock":
+    in_process = kit(transport).in_process  # ValueError naming the choices for an unknown one
+    if name != "default" and in_process:
         raise BackendUnavailable(f"backend {name} moves bytes between processes: use --transport loopback")
     if name == "default":
         from reference.dataplane.local import LocalPlane
         from reference.dataplane.zmq_plane import ZmqPlane
 
-        return LocalPlane() if transport == "mock" else ZmqPlane()
+        return LocalPlane() if in_process else ZmqPlane()
     if name == "mooncake":
         from reference.dataplane.mooncake_plane import MooncakePlane
 

@@ -13,8 +13,8 @@ import secrets
 import threading
 from collections.abc import Sequence
 
-from reference.dataplane.base import DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages
+from reference.dataplane.base import DataPlane, MemoryRegistration, TransferFailed, page_runs
+from reference.dataplane.pages import KVPages
 
 _TABLE: dict[int, KVPages] = {}  # every live registration of this process, by token
 _TABLE_LOCK = threading.Lock()
@@ -27,16 +27,16 @@ class LocalPlane(DataPlane):
         self._mine: set[int] = set()
         self.peer = f"local-{secrets.token_hex(4)}"
 
-    def register(self, pages: KVPages) -> Registration:
+    def register(self, pages: KVPages) -> MemoryRegistration:
         token = secrets.randbits(62)
         with _TABLE_LOCK:
             _TABLE[token] = pages
         self._mine.add(token)
-        return Registration(
+        return MemoryRegistration(
             self.name, self.peer, token, pages.num_pages, pages.page_size, device=pages.device
         )
 
-    def deregister(self, registration: Registration) -> None:
+    def deregister(self, registration: MemoryRegistration) -> None:
         with _TABLE_LOCK:
             _TABLE.pop(registration.address, None)
         self._mine.discard(registration.address)
@@ -45,7 +45,7 @@ class LocalPlane(DataPlane):
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float,
     ) -> None:

@@ -20,8 +20,14 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
 
-from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages, TensorPages, resolve_device
+from reference.dataplane.base import (
+    BackendUnavailable,
+    DataPlane,
+    MemoryRegistration,
+    TransferFailed,
+    page_runs,
+)
+from reference.dataplane.pages import KVPages, TensorPages, resolve_device
 
 HOST = "127.0.0.1"
 
@@ -41,7 +47,7 @@ def import_reason(exc: ImportError) -> str:
     if "libibverbs" in text:
         return "library missing: libibverbs.so.1 (Debian: apt-get install libibverbs1)"
     if getattr(exc, "name", "") in ("mooncake", "mooncake.engine"):
-        return "module mooncake missing (pip install -c constraints.txt '.[mooncake]')"
+        return "module mooncake missing (pip install -c ci/constraints.txt '.[mooncake]')"
     return f"mooncake.engine failed to import: {text.splitlines()[0] if text else type(exc).__name__}"
 
 
@@ -84,13 +90,13 @@ class MooncakePlane(DataPlane):
             raise TransferFailed(f"mooncake register_memory returned {rc}")
         self._registered[pages.address] = pages.nbytes
 
-    def register(self, pages: KVPages) -> Registration:
+    def register(self, pages: KVPages) -> MemoryRegistration:
         self._ensure_registered(pages)
-        return Registration(
+        return MemoryRegistration(
             self.name, self.session_id, pages.address, pages.num_pages, pages.page_size, device=pages.device
         )
 
-    def deregister(self, registration: Registration) -> None:
+    def deregister(self, registration: MemoryRegistration) -> None:
         if self._registered.pop(registration.address, None) is not None:
             self._engine.unregister_memory(registration.address)
 
@@ -98,7 +104,7 @@ class MooncakePlane(DataPlane):
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float,
     ) -> None:

@@ -26,8 +26,14 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from reference.dataplane.base import BackendUnavailable, DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages, TensorPages, resolve_device
+from reference.dataplane.base import (
+    BackendUnavailable,
+    DataPlane,
+    MemoryRegistration,
+    TransferFailed,
+    page_runs,
+)
+from reference.dataplane.pages import KVPages, TensorPages, resolve_device
 
 POLL_S = 0.0005  # between transfer-state checks while a write is in flight
 
@@ -57,7 +63,7 @@ def device_id(device: str) -> int:
 
 def import_reason(exc: ImportError) -> str:
     if getattr(exc, "name", "") in ("nixl", "nixl._api", "nixl_cu12"):
-        return "module nixl missing (pip install -c constraints.txt '.[nixl]')"
+        return "module nixl missing (pip install -c ci/constraints.txt '.[nixl]')"
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return f"nixl failed to import: {text}"
 
@@ -86,19 +92,19 @@ class NixlPlane(DataPlane):
             region = [(pages.address, pages.nbytes, device_id(pages.device), "")]
             self._regions[pages.address] = self._agent.register_memory(region, mem_type(pages.device))
 
-    def register(self, pages: KVPages) -> Registration:
+    def register(self, pages: KVPages) -> MemoryRegistration:
         self._ensure_registered(pages)
         meta = base64.b64encode(self._agent.get_agent_metadata()).decode()
-        return Registration(
+        return MemoryRegistration(
             self.name, self.agent_name, pages.address, pages.num_pages, pages.page_size, meta, pages.device
         )
 
-    def deregister(self, registration: Registration) -> None:
+    def deregister(self, registration: MemoryRegistration) -> None:
         region = self._regions.pop(registration.address, None)
         if region is not None:
             self._agent.deregister_memory(region)
 
-    def _remote(self, target: Registration) -> str:
+    def _remote(self, target: MemoryRegistration) -> str:
         if self._remotes.get(target.peer) != target.meta:
             if target.peer in self._remotes:
                 self._agent.remove_remote_agent(target.peer)
@@ -110,7 +116,7 @@ class NixlPlane(DataPlane):
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float,
     ) -> None:

@@ -21,16 +21,16 @@ import os
 import sys
 from typing import Any, TextIO
 
-from reference.dataplane.base import BackendUnavailable, DataPlane, Registration
+from reference.dataplane.base import BackendUnavailable, DataPlane, MemoryRegistration
 from reference.dataplane.discovery import BACKENDS, open_plane
-from reference.dataplane.memory import KVPages
+from reference.dataplane.pages import KVPages
 
 
 class Rank:
     def __init__(self, plane: DataPlane) -> None:
         self.plane = plane
         self.pages: KVPages | None = None
-        self.registration: Registration | None = None
+        self.registration: MemoryRegistration | None = None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.pop("op", None)
@@ -73,7 +73,7 @@ class Rank:
     def op_write(
         self, target: dict, src_pages: list[int], dst_pages: list[int], timeout: float
     ) -> dict[str, Any]:
-        registration = Registration.from_json(target)
+        registration = MemoryRegistration.from_json(target)
         result = self.plane.write_pages(self._pages(), src_pages, registration, dst_pages, timeout)
         return {"result": result.to_json()}
 

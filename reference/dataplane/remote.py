@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from reference.dataplane.base import BackendUnavailable, Registration, WriteResult
+from reference.dataplane.base import BackendUnavailable, MemoryRegistration, WriteResult
 from reference.dataplane.discovery import default_device
 
 STARTUP_TIMEOUT = 60.0  # seconds: importing a backend on a busy 2-core machine can take a while
@@ -87,8 +87,8 @@ class RankProcess:
     def allocate(self, num_pages: int, page_size: int) -> None:
         self.call("allocate", num_pages=num_pages, page_size=page_size)
 
-    def register(self) -> Registration:
-        return Registration.from_json(self.call("register")["registration"])
+    def register(self) -> MemoryRegistration:
+        return MemoryRegistration.from_json(self.call("register")["registration"])
 
     def fill(self, seed: int) -> str:
         return self.call("fill", seed=seed)["checksum"]
@@ -103,7 +103,7 @@ class RankProcess:
         self.call("store", first=first, data=base64.b64encode(data).decode())
 
     def write(
-        self, target: Registration, src_pages: list[int], dst_pages: list[int], timeout: float = 5.0
+        self, target: MemoryRegistration, src_pages: list[int], dst_pages: list[int], timeout: float = 5.0
     ) -> WriteResult:
         args = {
             "target": target.to_json(),

@@ -10,7 +10,7 @@ would be the next step, and are not modelled here.
 
 from __future__ import annotations
 
-from reference.dataplane.memory import KVPages, TensorPages, resolve_device
+from reference.dataplane.pages import KVPages, TensorPages, resolve_device
 from reference.dataplane.zmq_plane import ZmqPlane
 
 

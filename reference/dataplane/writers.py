@@ -1,4 +1,4 @@
-"""The control plane's KV transfer step: the decode's `KVMemory` and the prefill's `KVWriter`.
+"""The control plane's KV transfer step: the prefill's `KVWriter` into the decode's `KVMemory`.
 
 Upstream, the decode registers its KV cache memory with a transfer engine (Mooncake,
 NIXL, ...) and sends the pointers in its registration message; the prefill writes
@@ -20,44 +20,12 @@ registered it; the `REGISTER` message then carries that registration (`plane`).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from reference.dataplane.memory import KVMemory
 from reference.transport.base import TransportError
 from reference.wire import KVWrite, Registration
-
-
-class KVMemory:
-    """The decode's registered KV pool: `regions` regions of `pages` pages of `item_len`."""
-
-    def __init__(self, regions: int = 2, pages: int = 64, item_len: int = 64) -> None:
-        self.regions, self.pages, self.item_len = regions, pages, item_len
-        self.plane = ""  # no backend registration: the default planes (memcpy, KV frames) need none
-        self._buf = bytearray(regions * pages * item_len)
-        self._lock = threading.Lock()
-
-    def region_ptr(self, region: int) -> int:
-        if not 0 <= region < self.regions:
-            raise ValueError(f"region {region} outside 0..{self.regions - 1}")
-        return region * self.pages * self.item_len
-
-    def page_ptr(self, region: int, page: int) -> int:
-        return self.region_ptr(region) + page * self.item_len
-
-    def write(self, ptr: int, data: bytes) -> None:
-        if ptr < 0 or ptr + len(data) > len(self._buf):
-            raise ValueError(f"write of {len(data)} bytes at {ptr} outside the registered memory")
-        with self._lock:
-            self._buf[ptr : ptr + len(data)] = data
-
-    def read(self, ptr: int, size: int) -> bytes:
-        with self._lock:
-            return bytes(self._buf[ptr : ptr + size])
-
-    def zero(self, region: int, pages: list[int]) -> None:
-        for page in pages:
-            self.write(self.page_ptr(region, page), bytes(self.item_len))
 
 
 class KVWriter(Protocol):

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import zmq
 
-from reference.dataplane.base import DataPlane, Registration, TransferFailed, page_runs
-from reference.dataplane.memory import KVPages
+from reference.dataplane.base import DataPlane, MemoryRegistration, TransferFailed, page_runs
+from reference.dataplane.pages import KVPages
 
 HOST = "127.0.0.1"
 POLL_MS = 50  # how often the server thread checks for its stop flag
@@ -94,21 +94,21 @@ class ZmqPlane(DataPlane):
         self._context = zmq.Context()
         self._server = PageServer(self._context)
 
-    def register(self, pages: KVPages) -> Registration:
+    def register(self, pages: KVPages) -> MemoryRegistration:
         token = secrets.randbits(62)
         self._server.add(token, pages)
-        return Registration(
+        return MemoryRegistration(
             self.name, self._server.endpoint, token, pages.num_pages, pages.page_size, device=pages.device
         )
 
-    def deregister(self, registration: Registration) -> None:
+    def deregister(self, registration: MemoryRegistration) -> None:
         self._server.remove(registration.address)
 
     def _write(
         self,
         src: KVPages,
         src_pages: Sequence[int],
-        target: Registration,
+        target: MemoryRegistration,
         dst_pages: Sequence[int],
         timeout: float,
     ) -> None:

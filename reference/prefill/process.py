@@ -24,7 +24,7 @@ import zmq
 
 from reference.dataplane import BACKENDS, KVWriter, ZmqBytesWriter, open_plane
 from reference.dataplane.adapters import PlaneWriter
-from reference.fixed.bootstrap_server import BootstrapServer
+from reference.prefill.bootstrap import PrefillBootstrapServer
 from reference.prefill.mock import registration_body
 from reference.prefill.rank import PrefillRank
 from reference.transport.loopback import LoopbackTransport
@@ -55,7 +55,7 @@ def _writer(backend: str, send: Callable[[str, list[bytes]], None], stack: ExitS
 def serve(
     bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float, backend: str = "default"
 ) -> None:
-    server = BootstrapServer(HOST, bootstrap_port).start()
+    server = PrefillBootstrapServer(HOST, bootstrap_port).start()
     link = LoopbackTransport(send_timeout=send_timeout)  # PUSH sockets to decode inboxes
     pulls: list[zmq.Socket] = []
     stack = ExitStack()

@@ -107,7 +107,7 @@ def _median(stat: Any) -> str:
 def recovery_table(recovery: Payload) -> str:
     rows = [
         (
-            "send timeout",
+            "sockets",
             "variant",
             "registered",
             "1st success after restart",
@@ -120,7 +120,7 @@ def recovery_table(recovery: Payload) -> str:
             s = result["summary"]
             rows.append(
                 (
-                    f"{sweep['send_timeout_s']:g} s",
+                    sweep.get("sockets") or f"fail-fast, SNDTIMEO {sweep['send_timeout_s']:g} s",
                     name,
                     _median(s["registered_after_s"]),
                     _median(s["first_success_after_restart_s"]),

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.ticker import MaxNLocator
 
-from reference.scenarios.result import Event, Result
+from reference.harness.result import Event, Result
 from reference.teaching.sequences import Sequence as Interleaving
 from reference.teaching.sequences import Step, Topology
 

@@ -1,6 +1,6 @@
 """Run a lesson from a notebook and print its verdicts the way the CLI would.
 
-A thin layer over `reference.scenarios.run_lesson`: the notebook names a lesson and a
+A thin layer over `reference.lessons.run_lesson`: the notebook names a lesson and a
 shipped variant, gets the `Result` (verdict, symptom, timeline, details) back, and
 prints one line per result. Nothing here decides a verdict; the scenario does.
 
@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from reference.scenarios import LESSONS, Options, run_lesson
-from reference.scenarios.result import Result
+from reference.harness.result import Result
+from reference.lessons import LESSONS, Options, run_lesson
 from reference.variants import SHIPPED, shipped
 
 T = TypeVar("T")

@@ -105,16 +105,3 @@ class WorkerPool(Protocol):
         ...
 
     async def close(self) -> None: ...
-
-
-def make_worker_pool(transport: str, size: int = 2, *, hold_exit_waiters: bool = True) -> WorkerPool:
-    """The pool for a transport name; zmq is imported only when loopback is asked for."""
-    if transport == "mock":
-        from reference.transport.dp_mock import MockWorkerPool
-
-        return MockWorkerPool(size, hold_exit_waiters=hold_exit_waiters)
-    if transport == "loopback":
-        from reference.transport.dp_zmq import ZmqWorkerPool
-
-        return ZmqWorkerPool(size, hold_exit_waiters=hold_exit_waiters)
-    raise ValueError(f"unknown transport {transport!r} (choose from 'mock', 'loopback')")

@@ -14,11 +14,11 @@ One zmq Context per transport, destroyed by `close()`, which also stops the list
 threads and closes the HTTP session: nothing outlives it. Any other host than
 127.0.0.1/localhost is refused.
 
-Decision: sockets set ZMQ_IMMEDIATE=1 (`immediate=True`), so a send to a port nobody
-listens on fails after the send timeout instead of queueing. Upstream leaves it at 0,
-where messages to a dead port queue silently (up to SNDHWM, 1000) and the request
-ends in the 300 s waiting timeout instead; the mock's `drop` fault shows that path.
-Either way a stale port means a failed request.
+Socket options are upstream's by default (`sockets.py`): IMMEDIATE=0, so a send to a
+port nobody listens on returns at once and the message queues silently (up to SNDHWM,
+1000); the request then ends on its waiting timeout. `immediate=True` (the `fail-fast`
+option) makes such a send fail after the send timeout instead. Either way a stale port
+means a failed request; only how soon the decode learns of it differs.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class LoopbackPushSocket:
 
 
 class LoopbackTransport:
-    def __init__(self, send_timeout: float = 1.0, immediate: bool = True) -> None:
+    def __init__(self, send_timeout: float = 1.0, immediate: bool = False) -> None:
         self.send_timeout, self.immediate = send_timeout, immediate
         self.ctx = zmq.Context()
         self._sockets: dict[str, LoopbackPushSocket] = {}

@@ -11,8 +11,10 @@ A `MockNetwork` stands in for everything `LoopbackTransport` does with real sock
 - `register_memory` is the memcpy data plane's registry.
 
 Faults, each a plain call: `kill`/`unbind` (a send to an endpoint nobody is bound to
-raises `TransportError`, as a real send does once its send timeout expires: no virtual
-time passes), `drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
+raises `TransportError` with `immediate=True`, as a fail-fast socket's send does once
+its send timeout expires, no virtual time passing; with `immediate=False`, upstream's
+socket option, it vanishes without an error and is counted in `queued_to_dead`),
+`drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
 (they are held until `pump()` runs at or after their due time on the injected clock).
 A rule matches by endpoint and/or by first frame (the message tag). Nothing here
 blocks or reads wall time.
@@ -56,8 +58,8 @@ class MockPushSocket:
 
 
 class MockNetwork:
-    def __init__(self, clock: Clock | None = None) -> None:
-        self.clock = clock
+    def __init__(self, clock: Clock | None = None, immediate: bool = True) -> None:
+        self.clock, self.immediate = clock, immediate
         self._alive: set[str] = set()
         self._servers: dict[str, Any] = {}
         self._endpoints: dict[str, Handler] = {}
@@ -71,6 +73,7 @@ class MockNetwork:
         self.health_probes = 0
         self.route_fetches = 0
         self.send_failures = 0
+        self.queued_to_dead = 0  # immediate=False: sends to an endpoint nobody is bound to
         self.dropped = 0
         self.disconnected: list[str] = []
 
@@ -144,6 +147,9 @@ class MockNetwork:
         """Send one message; faults apply. TransportError when nobody is bound there."""
         with self._lock:
             handler = self._endpoints.get(endpoint)
+            if handler is None and not self.immediate:
+                self.queued_to_dead += 1  # upstream IMMEDIATE=0: queued for a peer that never comes
+                return
             if handler is None:
                 self.send_failures += 1
                 raise TransportError(f"send to {endpoint}: Resource temporarily unavailable (send timed out)")

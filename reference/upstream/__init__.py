@@ -29,23 +29,19 @@ source checkout without a version file is assumed to be recent (every fix in).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.common.bootstrap_table import PARALLEL_INFO
 from reference.upstream import bound
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.errors import NoStandIn, UpstreamError
-from reference.upstream.loader import load_files
+from reference.upstream.loader import UpstreamLoad
 from reference.upstream.manager import manager_class
 from reference.upstream.receiver import receiver_class
 from reference.upstream.source import UpstreamSource, open_source
 from reference.variants import Expected, Variant
-
-BASE, COMMON = "srt/disaggregation/base/conn.py", "srt/disaggregation/common/conn.py"
 
 # lesson -> first sglang release with its upstream fix (UPSTREAM.md §1).
 FIRST_FIXED = {
@@ -62,34 +58,23 @@ NOT_DRIVEN: dict[str, str] = {
     "loader, ZMQ IPC sockets and spawned workers, no cheap stand-in",
 }
 
-# A builder makes one component's adapter class from the loaded core modules and says
-# which members that version cannot drive ({"KVManager._handle_node_failure": reason});
-# it raises UpstreamError with the reason when the version cannot provide it at all.
+# A builder makes one component's adapter class from the loaded version and says which
+# members that version cannot drive ({"KVManager._handle_node_failure": reason}); it
+# raises UpstreamError with the reason when the version cannot provide it at all.
 Built = tuple[type, dict[str, str]]
-Builder = Callable[[UpstreamSource, dict[str, types.ModuleType]], Built]
+Builder = Callable[[UpstreamLoad], Built]
 
 
-def _build_manager(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
-    return manager_class(core[BASE], core[COMMON], source.label)
+def _build_receiver(load: UpstreamLoad) -> Built:
+    return receiver_class(load), {}
 
 
-def _build_receiver(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
-    fields = {field.name for field in dataclasses.fields(core[COMMON].PrefillServerInfo)}
-    unknown = [key for key in PARALLEL_INFO if key not in fields]
-    if unknown:  # its decode would refuse our bootstrap server's answer, a newer version's
-        raise UpstreamError(
-            f"its PrefillServerInfo has no {', '.join(unknown)}, which our bootstrap server's parallel "
-            "info carries as newer upstream servers do: this version's decode cannot read it"
-        )
-    return receiver_class(core[COMMON], source.label), {}
-
-
-def _build_server(source: UpstreamSource, core: dict[str, types.ModuleType]) -> Built:
-    return server_class(core[COMMON], source.label), {}
+def _build_server(load: UpstreamLoad) -> Built:
+    return server_class(load.get("CommonKVBootstrapServer"), load.source.label), {}
 
 
 BUILDERS: dict[str, Builder] = {
-    "KVManager": _build_manager,
+    "KVManager": manager_class,
     "KVReceiver": _build_receiver,
     "BootstrapServer": _build_server,
 }
@@ -113,24 +98,28 @@ def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
 
 
 def _build(source: UpstreamSource) -> types.ModuleType:
-    core = load_files(source, [BASE, COMMON])
-    bound.install(core[COMMON])
+    load = UpstreamLoad(source)
     module = types.ModuleType(f"reference.upstream[{source.label}]")
     unavailable = dict(NOT_DRIVEN)
     for component, builder in BUILDERS.items():
         try:
-            cls, gaps = builder(source, core)
+            cls, gaps = builder(load)
         except (UpstreamError, NoStandIn) as exc:
-            unavailable[component] = f"{source.label}: {exc}"
+            unavailable[component] = (
+                str(exc) if str(exc).startswith(("not present", source.label)) else (f"{source.label}: {exc}")
+            )
             continue
-        except Exception as exc:  # e.g. a version whose module lacks the upstream class
+        except Exception as exc:  # an upstream change the adapter does not know yet
             unavailable[component] = f"{source.label}: no {component} adapter: {type(exc).__name__}: {exc}"
             continue
         setattr(module, component, cls)
         unavailable.pop(component, None)
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
+    for loaded in load.upstream.values():
+        bound.install(loaded)
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
+    module.LOAD = load  # type: ignore[attr-defined]
     return module
 
 

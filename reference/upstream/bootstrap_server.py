@@ -173,11 +173,11 @@ async def _cancel_cleanup() -> None:
     await asyncio.gather(*mine, return_exceptions=True)
 
 
-def server_class(common: Any, label: str) -> type:
-    """The scenarios' `BootstrapServer` for one loaded version of `common/conn.py`."""
+def server_class(upstream: type, label: str) -> type:
+    """The scenarios' `BootstrapServer` for one loaded version's `CommonKVBootstrapServer`."""
     return type(
         "BootstrapServer",
-        (ServerAdapter, common.CommonKVBootstrapServer),
+        (ServerAdapter, upstream),
         {
             "__module__": f"reference.upstream[{label}]",
             "__doc__": f"Upstream {label} CommonKVBootstrapServer, driven by {__name__}.",

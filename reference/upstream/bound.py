@@ -44,6 +44,9 @@ class Binding:
     loop: real_asyncio.AbstractEventLoop | None = None  # upstream's asyncio.new_event_loop()
     ticks: Any = None  # upstream's asyncio.sleep in the server's cleanup: ticks.next_tick()
     on_sleep: Callable[[], None] | None = None  # called after each such sleep (counts rounds)
+    # The keys this version's PrefillServerInfo has: the parallel info (GET /route with
+    # every rank -1) is answered with those only, as that version's server would.
+    info_fields: frozenset[str] | None = None
 
 
 def current() -> Binding:
@@ -94,7 +97,11 @@ def _get(url: str, real: Callable[..., Any], **kwargs: Any) -> Any:
         reply = transport.get_route(parts.netloc, params)
     except TransportError as exc:
         raise real_requests.ConnectionError(str(exc)) from None
-    return _Response(reply.status, reply.body)
+    fields = current().info_fields
+    body = reply.body
+    if fields is not None and isinstance(body, dict) and set(params.values()) == {-1}:
+        body = {key: value for key, value in body.items() if key in fields}
+    return _Response(reply.status, body)
 
 
 class _Session:

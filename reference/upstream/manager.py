@@ -37,7 +37,9 @@ Adapter code (this file):
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from collections import defaultdict
 from types import ModuleType
 from typing import Any
 
@@ -50,14 +52,21 @@ from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
 from reference.transport.base import Transport
 from reference.upstream.bound import bound
+from reference.upstream.loader import UpstreamLoad
 
 
 class ManagerAdapter:
     """Mixin placed before upstream's `CommonKVManager` in the MRO (see the module doc)."""
 
-    _upstream: ModuleType  # the loaded common/conn.py
-    _upstream_base: ModuleType  # the loaded base/conn.py
-    _tracking_receiver: type  # upstream CommonKVReceiver, made concrete
+    _upstream: ModuleType  # the loaded file that defines CommonKVManager
+    _common_init: Any  # upstream's CommonKVManager.__init__
+    _kv_args: Any  # makes upstream's KVArgs for a decode without KV memory
+    _tracking_receiver: type  # upstream's (mooncake) receiver, made concrete
+    _mori_cleanup: Any  # upstream mori's _cleanup_room_tracking, or None
+    _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
+    kv_args: Any  # upstream: the decode rank's KV buffers, as its register frame reports them
+    local_ip: str
+    rank_port: int
     # Upstream's CommonKVManager attributes the adapter reads.
     connection_lock: Any
     prefill_info_table: dict[str, Any]
@@ -80,7 +89,12 @@ class ManagerAdapter:
         self.hooks = hooks or Hooks()
         mode = self._upstream.DisaggregationMode.DECODE
         server_args = self._upstream.ServerArgs()
-        super().__init__(_kv_args(self._upstream_base), mode, server_args, False)  # type: ignore[call-arg]
+        # Upstream's CommonKVManager.__init__; the backend's own __init__ (mooncake's
+        # transfer engine, buffer registration and threads) is what cannot run here.
+        self._common_init(self, self._kv_args(), mode, server_args, False)
+        self.engine = _TransferEngine(self)  # mooncake's decode reads only its session id
+        self.enable_staging = False
+        self.addr_to_rooms_tracker = HookedTracker(self, self.addr_to_rooms_tracker)
         self.heartbeat_interval = self.config.heartbeat_interval
         self.max_failures = self.config.heartbeat_max_failures
         self.waiting_timeout = self.config.waiting_timeout
@@ -112,7 +126,7 @@ class ManagerAdapter:
             self.prefill_info_table[bootstrap_addr] = info or PrefillServerInfo()
 
     def try_ensure_parallel_info(self, bootstrap_addr: str) -> bool:
-        with bound(now=self.clock.now, transport=self.transport):
+        with bound(now=self.clock.now, transport=self.transport, info_fields=self._info_fields):
             return bool(super().try_ensure_parallel_info(bootstrap_addr))  # type: ignore[misc]
 
     def listen(self, memory: KVMemory) -> DecodeInbox:
@@ -120,7 +134,15 @@ class ManagerAdapter:
         inbox.endpoint = self.transport.bind_inbox(inbox.handle)
         self.transport.register_memory(inbox.session, memory)
         self.inbox = inbox
+        # Upstream's decode PULL socket and KV buffer, as its register frame reports them.
+        self.local_ip, _, port = inbox.endpoint.rpartition(":")
+        self.rank_port = int(port)
+        self.kv_args.kv_data_ptrs, self.kv_args.kv_item_lens = [memory.region_ptr(0)], [memory.item_len]
         return inbox
+
+    def get_session_id(self) -> str:
+        get = getattr(super(), "get_session_id", None)
+        return str(get()) if get is not None else self.engine.get_session_id()
 
     def track_room(self, bootstrap_addr: str, bootstrap_room: int) -> None:
         self._receivers[bootstrap_room] = self._tracking_receiver(self, bootstrap_addr, bootstrap_room)
@@ -128,26 +150,27 @@ class ManagerAdapter:
 
     def clear(self, bootstrap_room: int) -> None:
         receiver: Any = self._receivers.pop(bootstrap_room, None)
-        receiver_cls = self._upstream.CommonKVReceiver
-        if "clear" not in vars(receiver_cls):
-            self.request_status.pop(bootstrap_room, None)
-            return
-        if receiver is None:  # a room written directly: a receiver shell for upstream's clear
+        if receiver is None:  # a room the scenario wrote directly: a receiver shell for upstream's clear
             receiver = object.__new__(self._tracking_receiver)
             receiver.kv_mgr, receiver.bootstrap_room = self, bootstrap_room
-        receiver_cls.clear(receiver)
+            receiver.bootstrap_addr = self.room_to_bootstrap_addr.get(bootstrap_room, _NO_ADDR)
+            receiver.conclude_state = receiver.init_time = None
+        receiver.clear()
+        if not self.addr_to_rooms_tracker.get(_NO_ADDR, True):
+            self.addr_to_rooms_tracker.pop(_NO_ADDR, None)  # what the shell's clear left behind
 
     def _cleanup_room_tracking(self, bootstrap_room: int) -> None:
-        addr = self.room_to_bootstrap_addr.pop(bootstrap_room, None)
-        if addr is None:
-            return
-        rooms = self.addr_to_rooms_tracker.get(addr)
-        self.hooks.fire("cleanup_room_tracking.after_get", bootstrap_room)
-        if rooms is None:
-            return
-        rooms.discard(bootstrap_room)
-        if not rooms:
-            self.addr_to_rooms_tracker.pop(addr, None)
+        """Upstream mori's `MoriKVManager._cleanup_room_tracking` (0.5.11 to 0.5.19), run
+        on this manager. Versions without it (0.5.20 removed it) get the same steps as
+        adapter code, `racing_cleanup_is_upstream` False: a provoked trigger only."""
+        self.addr_to_rooms_tracker.cleanup_thread = threading.get_ident()
+        try:
+            if self._mori_cleanup is not None:
+                self._mori_cleanup(self, bootstrap_room)
+            else:
+                _discard_without_the_lock(self, bootstrap_room)
+        finally:
+            self.addr_to_rooms_tracker.cleanup_thread = None
 
     # -- heartbeat: upstream's loop on the injected clock and transport ----------------
     def start_heartbeat(self) -> None:
@@ -189,12 +212,56 @@ class ManagerAdapter:
             context.term()
 
 
-def _kv_args(base: ModuleType) -> Any:
+def _discard_without_the_lock(manager: Any, bootstrap_room: int) -> None:
+    """What mori's cleanup did, for versions that no longer have it (adapter code)."""
+    addr = manager.room_to_bootstrap_addr.pop(bootstrap_room, None)
+    rooms = manager.addr_to_rooms_tracker.get(addr) if addr is not None else None
+    if rooms is not None:
+        rooms.discard(bootstrap_room)
+        if not rooms:
+            manager.addr_to_rooms_tracker.pop(addr, None)
+
+
+_NO_ADDR = "no-bootstrap-addr:0"  # the shell receiver's address for a room written directly
+
+
+class HookedTracker(defaultdict):
+    """Upstream's `addr_to_rooms_tracker` (a `defaultdict(set)`) plus one hook point:
+    `cleanup_room_tracking.after_get` fires when mori's cleanup, on the thread the
+    adapter marks, has fetched a room set with `get`. Upstream's code has no hook
+    points; this one sits in the data structure, not in the code."""
+
+    def __init__(self, manager: Any, rooms: dict) -> None:
+        super().__init__(set, rooms)
+        self.manager = manager
+        self.cleanup_thread: int | None = None
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = super().get(key, default)
+        if self.cleanup_thread is not None and self.cleanup_thread == threading.get_ident():
+            self.manager.hooks.fire("cleanup_room_tracking.after_get", key)
+        return value
+
+
+class _TransferEngine:
+    """Stand-in for mooncake's TransferEngine on a decode: its session id is the decode
+    inbox's (the scenario's data plane), the only thing the receiver asks it."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+
+    def get_session_id(self) -> str:
+        inbox = self.manager.inbox
+        return inbox.session if inbox is not None else "decode-without-kv-memory"
+
+
+def _kv_args(cls: type) -> Any:
     """Upstream's `KVArgs` for a decode rank that registers no memory."""
-    args = base.KVArgs()
+    args = cls()
     values = {
         "engine_rank": 0, "kv_data_ptrs": [], "kv_data_lens": [], "kv_item_lens": [],
         "aux_data_ptrs": [], "aux_data_lens": [], "aux_item_lens": [], "state_item_lens": [],
+        "state_data_ptrs": [], "state_layer_ids": [], "kv_layer_ids": [], "state_type": "none",
         "kv_cache_dtype_str": "auto", "is_hybrid_mla_backend": False, "page_size": 1,
         "system_dp_rank": 0, "pp_rank": 0, "prefill_start_layer": 0, "ib_device": "", "gpu_id": 0,
     }  # fmt: skip
@@ -203,41 +270,46 @@ def _kv_args(base: ModuleType) -> Any:
     return args
 
 
+def manager_class(load: UpstreamLoad) -> tuple[type, dict[str, str]]:
+    """The scenarios' `KVManager` for one loaded version: on mooncake's decode manager
+    (upstream's default backend) where the version has it, else `CommonKVManager`; and
+    the members it cannot drive on that version (`KVManager.<name>` -> reason)."""
+    common = load.get("CommonKVManager")
+    base = load.get("MooncakeKVManager") if load.has("MooncakeKVManager") else common
+    receiver = (
+        load.get("MooncakeKVReceiver") if load.has("MooncakeKVReceiver") else load.get("CommonKVReceiver")
+    )
+    mori = load.get("MoriKVManager") if load.has("MoriKVManager") else None
+    mori_cleanup = vars(mori).get("_cleanup_room_tracking") if mori is not None else None
+    gaps = {}
+    if not hasattr(base, "_handle_node_failure"):
+        gaps["KVManager._handle_node_failure"] = f"not present in {load.source.label}: _handle_node_failure"
+    kv_args_cls = load.get("KVArgs")
+    info = load.get("PrefillServerInfo") if load.has("PrefillServerInfo") else None
+    fields = frozenset(f.name for f in dataclasses.fields(info)) if dataclasses.is_dataclass(info) else None
+    cls = type(
+        "KVManager",
+        (ManagerAdapter, base),
+        {
+            "__module__": f"reference.upstream[{load.source.label}]",
+            "__doc__": f"Upstream {load.source.label} {base.__name__}, driven by reference.upstream.manager.",
+            "_upstream": load.module(load.where("CommonKVManager")[0]),
+            "_common_init": staticmethod(common.__init__),
+            "_kv_args": staticmethod(lambda: _kv_args(kv_args_cls)),
+            "_tracking_receiver": _concrete(receiver),
+            "_mori_cleanup": staticmethod(mori_cleanup) if mori_cleanup is not None else None,
+            "_info_fields": fields,
+        },
+    )
+    return cls, gaps
+
+
 def _concrete(cls: type) -> type:
     """`cls` with its abstract methods filled by stubs: the adapter only constructs
-    and clears receivers, never polls them."""
+    and clears these receivers, never polls them."""
 
     def unused(*_args: Any, **_kwargs: Any) -> Any:
         raise NotImplementedError("not driven by the upstream adapter")
 
     abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
     return type(f"Tracking{cls.__name__}", (cls,), dict.fromkeys(abstract, unused))
-
-
-# Members the lessons drive that older versions keep in the backends, not in Common.
-_BACKEND_ONLY = {
-    "_handle_node_failure": "CommonKVManager has no _handle_node_failure (this version keeps it "
-    "in the mooncake and nixl backends, which the adapter does not load)",
-}
-
-
-def manager_class(base: ModuleType, common: ModuleType, label: str) -> tuple[type, dict[str, str]]:
-    """The scenarios' `KVManager` for one loaded version of `common/conn.py`, and the
-    members it cannot drive on that version (`KVManager.<name>` -> reason)."""
-    gaps = {
-        f"KVManager.{name}": why
-        for name, why in _BACKEND_ONLY.items()
-        if not hasattr(common.CommonKVManager, name)
-    }
-    cls = type(
-        "KVManager",
-        (ManagerAdapter, common.CommonKVManager),
-        {
-            "__module__": f"reference.upstream[{label}]",
-            "__doc__": f"Upstream {label} CommonKVManager, driven by reference.upstream.manager.",
-            "_upstream": common,
-            "_upstream_base": base,
-            "_tracking_receiver": _concrete(common.CommonKVReceiver),
-        },
-    )
-    return cls, gaps

@@ -1,65 +1,76 @@
-"""`KVReceiver` for lesson `stale-bootstrap`, built on upstream's own `CommonKVReceiver`.
+"""`KVReceiver` for lesson `stale-bootstrap`: upstream's own mooncake decode receiver.
 
-The class is made per loaded version: `KVReceiver(ReceiverAdapter, CommonKVReceiver)`.
+The class is made per loaded version: `KVReceiver(ReceiverAdapter, MooncakeKVReceiver)`
+(`CommonKVReceiver` where a version has no mooncake backend).
 
-Upstream code (run unchanged, from the wheel or tree), everything PR #36029 changed in
-`common/conn.py`:
-- `__init__` (0.5.19 adds `_connection_pool_entries`), `init`, `_setup_bootstrap_infos`
-  (the cache lookup, fetch, registration order and insertion), `invalidate_cached_
-  bootstrap_infos` (0.5.19), `_check_waiting_timeout` (0.5.19 invalidates there) and
-  `clear`, `_send_abort_notification`;
-- `_get_bootstrap_info_from_server`: its `GET /route`, through upstream's per-address
-  session, which `bound.py` routes through the scenario's transport (in-process on
-  mock, real HTTP to 127.0.0.1 on loopback);
-- on the manager: `try_ensure_parallel_info` and `_resolve_rank_mapping` (the prefill's
-  layout, the target ranks and how many prefill ranks must answer).
+Upstream code (run unchanged, from the wheel or tree), everything PR #36029 changed:
+- `CommonKVReceiver.__init__`, `init`, `_setup_bootstrap_infos`,
+  `invalidate_cached_bootstrap_infos` (0.5.19), `_check_waiting_timeout`, `clear`,
+  `_send_abort_notification`, `_get_bootstrap_info_from_server` (its `GET /route`
+  goes through the scenario's transport, `bound.py`); on the manager
+  `try_ensure_parallel_info` and `_resolve_rank_mapping`;
+- mooncake's `MooncakeKVReceiver.__init__`, `_register_kv_args`, `send_metadata`
+  (0.5.19 invalidates on a `ZMQError` there) and `poll` (where a version keeps them
+  in `CommonKVReceiver`, those): upstream's own frames, upstream's own failure paths.
 
-Adapter code (this file), the parts upstream keeps in a backend (mooncake), not in
-`common/conn.py`:
-- `_register_kv_args` and `send_metadata` send our own frames (`reference/wire.py`) to
-  each prefill rank, as mooncake's do; on a send error they record the failure and
-  fail the request WITHOUT invalidating anything (0.5.19's mooncake also invalidates
-  there; that line is in mooncake/conn.py, which the adapter does not load);
-- `_connect_to_bootstrap_server` returns the transport's PUSH socket and lock. It
-  behaves as upstream's ZMQ PUSH with `ZMQ_IMMEDIATE=0` (upstream's setting): a
-  message to a peer that is gone is queued, never delivered, and the send returns
-  without error (`QueueingSocket`). So a request sent to a restarted prefill's old
-  ports ends in upstream's waiting timeout, and only upstream's own
-  `_check_waiting_timeout` decides whether the cached entry is dropped;
-- `poll`, as mooncake's: latch Success/Failed, run `_check_waiting_timeout` while
-  WaitingForInput;
-- each info dict upstream fetched gets our labels `tp_rank`, `cp_rank`, `region` (which
-  part of the decode's KV memory that rank writes) after upstream's fetch returned it;
-- upstream's `time.time()` reads the manager's injected clock during these calls
-  (`bound.py`), and `init_time` is set from the same clock.
+Adapter code (this file), at the socket and data-plane boundary:
+- `_connect_to_bootstrap_server(info)` (upstream: a cached ZMQ PUSH socket) returns
+  the scenario transport's socket wrapped in `MooncakeWire`: it reads upstream's
+  mooncake frames (register: session, decode endpoint, KV base pointer, item length;
+  metadata: room, endpoint, session, int32 page indices, required answers) and sends
+  the same facts as the reference prefill's frames (`reference/wire.py`). It behaves
+  as ZMQ with `IMMEDIATE=0` (upstream's setting): a message to a peer that is gone
+  is queued, never delivered, and the send returns without error, so a request on a
+  stale cache entry ends in upstream's own waiting timeout;
+- each info dict upstream fetched gets our labels `tp_rank`, `cp_rank`, `region`
+  (which part of the decode's KV memory that prefill rank writes), after upstream's
+  fetch returned it; `MooncakeWire` adds that region's offset to the KV pointer;
+- `send_metadata(kv_indices)` passes the scenario's page list as upstream's int32
+  array (`array("i")`, which has the `tobytes` upstream calls); every call into
+  upstream is bound to the manager's clock and transport.
 """
 
 from __future__ import annotations
 
+import struct
+from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import ModuleType
 from typing import Any
 
 from reference import wire
 from reference.status import KVPoll
 from reference.transport.base import PushSocket, TransportError
 from reference.upstream.bound import bound
+from reference.upstream.loader import UpstreamLoad
 
 
-class QueueingSocket:
-    """A PUSH socket as ZMQ with IMMEDIATE=0: a send to a peer that is gone is queued
-    (and never delivered) instead of failing."""
+class MooncakeWire:
+    """A PUSH socket as ZMQ with IMMEDIATE=0 that reads upstream's mooncake frames and
+    sends the reference prefill's frames for the same message (see the module doc)."""
 
-    def __init__(self, sock: PushSocket) -> None:
-        self.sock = sock
+    def __init__(self, sock: PushSocket, info: dict, memory: Any) -> None:
+        self.sock, self.info, self.memory = sock, info, memory
         self.queued_undelivered = 0
 
     def send_multipart(self, frames: list[bytes]) -> None:
         try:
-            self.sock.send(frames)
+            self.sock.send(self._translated(frames))
         except TransportError:
             self.queued_undelivered += 1
+
+    def _translated(self, frames: list[bytes]) -> list[bytes]:
+        text = [frame.decode("ascii", "replace") for frame in frames[:4]]
+        endpoint = f"{text[1]}:{text[2]}" if len(frames) > 3 else ""
+        if frames[0] == b"None" and len(frames) > 9:  # register: upstream frames 1-4 and 9
+            (base,) = struct.unpack_from("Q", frames[4]) if len(frames[4]) >= 8 else (0,)
+            offset = self.memory.region_ptr(self.info["region"]) - self.memory.region_ptr(0)
+            plane = self.memory.plane
+            return wire.Registration(text[3], endpoint, base + offset, int(frames[9]), plane).frames()
+        if frames[0].isdigit() and len(frames) > 7:  # metadata: frames 0-4 and 7
+            indices = tuple(array("i", frames[4])) if frames[4] else ()
+            return wire.Metadata(int(frames[0]), text[3], endpoint, indices, int(frames[7])).frames()
+        return frames  # e.g. upstream's ABORT notification, which the reference prefill reads as is
 
 
 class ReceiverAdapter:
@@ -87,17 +98,8 @@ class ReceiverAdapter:
             super().init(prefill_dp_rank)  # type: ignore[misc]
 
     def poll(self) -> KVPoll:
-        if self.conclude_state is not None:
-            return KVPoll(self.conclude_state)
-        status = self.kv_mgr.check_status(self.bootstrap_room)
-        if status in (KVPoll.Success, KVPoll.Failed):
-            self.conclude_state = status
-        elif status == KVPoll.WaitingForInput:
-            with self._bound():
-                timed_out = self._check_waiting_timeout()  # type: ignore[attr-defined]
-            if timed_out is not None:
-                return KVPoll(timed_out)
-        return KVPoll(status)
+        with self._bound():
+            return KVPoll(super().poll())  # type: ignore[misc]
 
     def _get_bootstrap_info_from_server(self, dp: int, cp: int, tp: int, pp: int) -> dict | None:
         info: dict | None = super()._get_bootstrap_info_from_server(dp, cp, tp, pp)  # type: ignore[misc]
@@ -109,67 +111,29 @@ class ReceiverAdapter:
             info.update(tp_rank=tp, cp_rank=cp, region=self.target_cp_ranks.index(cp) * per_cp + in_cp)
         return info
 
-    def _connect_to_bootstrap_server(self, info: dict) -> tuple[QueueingSocket, Any]:
+    def _connect_to_bootstrap_server(self, info: dict) -> tuple[MooncakeWire, Any]:
         sock = self.kv_mgr.transport.connect(f"tcp://{info['rank_ip']}:{info['rank_port']}")
-        return QueueingSocket(sock), sock.lock
-
-    def _send_each(self, frames_for: Any, what: str) -> bool:
-        for info in self.bootstrap_infos or []:
-            try:
-                sock, lock = self._connect_to_bootstrap_server(info)
-                with lock:
-                    sock.send_multipart(frames_for(info))
-            except TransportError as exc:
-                self.kv_mgr.record_failure(
-                    self.bootstrap_room,
-                    f"{what} to prefill {info['rank_ip']}:{info['rank_port']} failed: {exc}",
-                )
-                self.conclude_state = KVPoll.Failed
-                self.kv_mgr.update_status(self.bootstrap_room, KVPoll.Failed)
-                return False
-        return True
-
-    def _register_kv_args(self) -> bool:
         inbox = self.kv_mgr.inbox
-        memory = inbox.memory
+        return MooncakeWire(sock, info, inbox.memory if inbox is not None else None), sock.lock
 
-        def registration(info: dict) -> list[bytes]:
-            ptr = memory.region_ptr(info["region"])
-            return wire.Registration(
-                inbox.session, inbox.endpoint, ptr, memory.item_len, memory.plane
-            ).frames()
-
-        return self._send_each(registration, "_register_kv_args")
-
-    def send_metadata(self, kv_indices: list[int], *_args: Any, **_kwargs: Any) -> None:
-        if self.bootstrap_infos is None:
-            self.kv_mgr.record_failure(
-                self.bootstrap_room, f"Could not fetch prefill parallel info from {self.bootstrap_addr}"
-            )
-            self.kv_mgr.update_status(self.bootstrap_room, KVPoll.Failed)
-            return
-        inbox = self.kv_mgr.inbox
-        metadata = wire.Metadata(
-            self.bootstrap_room, inbox.session, inbox.endpoint, tuple(kv_indices), self.required_dst_info_num
-        ).frames()
-        if self._send_each(lambda _info: metadata, "send_metadata"):
-            self.init_time = self.kv_mgr.clock.now()  # upstream: time.time(), which is this clock here
-
-    def failure_exception(self) -> Exception:
-        return RuntimeError(self.kv_mgr.failure_records.get(self.bootstrap_room, "failed"))
+    def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
+        with self._bound():
+            super().send_metadata(array("i", kv_indices), *args, **kwargs)  # type: ignore[misc]
 
 
-def receiver_class(common: ModuleType, label: str) -> type:
-    """The scenarios' `KVReceiver` for one loaded version of `common/conn.py`."""
+def receiver_class(load: UpstreamLoad) -> type:
+    """The scenarios' `KVReceiver` for one loaded version."""
+    name = "MooncakeKVReceiver" if load.has("MooncakeKVReceiver") else "CommonKVReceiver"
+    upstream = load.get(name)
     cls = type(
         "KVReceiver",
-        (ReceiverAdapter, common.CommonKVReceiver),
+        (ReceiverAdapter, upstream),
         {
-            "__module__": f"reference.upstream[{label}]",
-            "__doc__": f"Upstream {label} CommonKVReceiver, driven by reference.upstream.receiver.",
+            "__module__": f"reference.upstream[{load.source.label}]",
+            "__doc__": f"Upstream {load.source.label} {name}, driven by reference.upstream.receiver.",
         },
     )
     missing = sorted(getattr(cls, "__abstractmethods__", ()))
     if missing:
-        raise TypeError(f"CommonKVReceiver leaves {', '.join(missing)} abstract")
+        raise TypeError(f"{name} leaves {', '.join(missing)} abstract")
     return cls

@@ -40,6 +40,10 @@ class UpstreamSource:
     def has(self, relpath: str) -> bool:
         return relpath in self._files
 
+    def files(self) -> list[str]:
+        """Every `sglang/...` file read (the disaggregation package and `_version.py`)."""
+        return list(self._files)
+
 
 def open_source(path: str) -> UpstreamSource:
     """Resolve PATH to an `UpstreamSource`, or raise `UpstreamError` (one line)."""

@@ -14,8 +14,7 @@ but using it raises `NoStandIn` naming it, which a scenario reports as `unknown`
 
 from __future__ import annotations
 
-import enum
-import importlib.util
+import importlib.machinery
 import sys
 import types
 from collections.abc import Callable
@@ -44,10 +43,20 @@ PARALLEL: dict[str, Any] = {
     "attn_tp_size": 1, "attn_tp_rank": 0, "attn_cp_size": 1, "attn_cp_rank": 0,
     "attn_dcp_size": 1, "attn_dcp_rank": 0, "enable_dp_attention": False, "dp_size": 1,
     "pp_size": 1, "nnodes": 1, "dist_init_addr": None, "load_balance_method": "round_robin",
-    "enable_dsa_cache_layer_split": False,
+    "enable_dsa_cache_layer_split": False, "attn_dp_size": 1, "attn_dp_rank": 0, "num_dp_ranks": 1,
+    "enable_cp_tp_group_sharing": False, "enable_kv_cache_sharding": False, "moe_dp_size": 1, "dcp_size": 1,
 }  # fmt: skip
-SERVING: dict[str, Any] = {"host": "127.0.0.1", "port": 30000}
-DISAGG: dict[str, Any] = {"disaggregation_bootstrap_port": 8998}
+SERVING: dict[str, Any] = {
+    "host": "127.0.0.1",
+    "port": 30000,
+    "kv_cache_dtype": "auto",
+    "page_size": 1,
+    "enable_hisparse": False,
+}
+DISAGG: dict[str, Any] = {
+    "disaggregation_bootstrap_port": 8998,
+    "disaggregation_decode_allocation_policy": "early",
+}
 
 
 class Settings:
@@ -83,12 +92,6 @@ class _Envs:
         if name.startswith("__"):
             raise AttributeError(name)
         return _EnvVar(name)
-
-
-class DisaggregationMode(enum.Enum):
-    NULL = "null"
-    PREFILL = "prefill"
-    DECODE = "decode"
 
 
 class NetworkAddress:
@@ -171,7 +174,8 @@ class _RankHelpers(StandIn):
 
 
 def sglang_standins() -> dict[str, types.ModuleType]:
-    """Fresh stand-ins for one load (each loaded version gets its own)."""
+    """Fresh stand-ins for one load (each loaded version gets its own). Any other
+    `sglang.*` module outside the disaggregation package is an empty `StandIn`."""
     srt = "sglang.srt"
     parallel, serving, disagg = (
         Settings("get_parallel()", PARALLEL),
@@ -179,45 +183,41 @@ def sglang_standins() -> dict[str, types.ModuleType]:
         Settings("get_disagg()", DISAGG),
     )
     modules = [
-        StandIn("sglang", package=True),
-        StandIn(srt, package=True),
-        StandIn(f"{srt}.disaggregation", package=True),
-        StandIn(f"{srt}.disaggregation.base", package=True),
-        StandIn(f"{srt}.disaggregation.common", package=True),
-        StandIn(f"{srt}.layers", package=True),
-        StandIn(f"{srt}.utils", package=True),
-        StandIn(f"{srt}.server_args", ServerArgs=ServerArgs),
-        StandIn(f"{srt}.disaggregation.utils", DisaggregationMode=DisaggregationMode),
-        StandIn(f"{srt}.distributed"),
-        StandIn(f"{srt}.environ", envs=_Envs()),
-        _RankHelpers(f"{srt}.layers.dp_attention"),
+        StandIn(f"{srt}.server_args", package=True, ServerArgs=ServerArgs),
+        StandIn(f"{srt}.environ", package=True, envs=_Envs()),
+        _RankHelpers(f"{srt}.layers.dp_attention", package=True),
         StandIn(
             f"{srt}.runtime_context",
+            package=True,
             get_parallel=lambda: parallel,
             get_serving=lambda: serving,
             get_disagg=lambda: disagg,
+            linear_attn_tp_size=lambda *_a, **_k: 1,
         ),
         StandIn(
             f"{srt}.utils.network",
+            package=True,
             NetworkAddress=NetworkAddress,
             get_local_ip_auto=lambda *_a, **_k: "127.0.0.1",
-            # The manager's PULL socket is not bound: no lesson sends to it.
+            # The manager's PULL socket is not bound: the adapter's decode inbox receives.
             get_zmq_socket_on_host=lambda *_a, **_k: (0, None),
         ),
     ]
+    torch_distributed = StandIn("torch.distributed", is_available=lambda: False, is_initialized=lambda: False)
+    modules += [StandIn("torch", package=True, distributed=torch_distributed), torch_distributed]
     return {module.__name__: module for module in modules}
 
 
-def third_party_standins() -> dict[str, types.ModuleType]:
-    """torch unless it is already imported (importing it costs seconds), numpy unless
-    it is installed: the loaded files import both at the top, and the code the lessons
-    drive uses neither."""
-    found: dict[str, types.ModuleType] = {}
-    if "torch" not in sys.modules:
-        dist = StandIn("torch.distributed", is_available=lambda: False, is_initialized=lambda: False)
-        found["torch"] = StandIn("torch", package=True, distributed=dist)
-        found["torch.distributed"] = dist
-    if importlib.util.find_spec("numpy") is None:
-        found["numpy"] = StandIn("numpy", package=True)
-        found["numpy.typing"] = StandIn("numpy.typing")
-    return found
+# Third-party packages never imported for upstream's files even when installed: their
+# import costs seconds and the code the lessons drive does not use them.
+HEAVY = frozenset({"torch", "torchvision", "transformers", "triton", "vllm", "flashinfer"})
+
+
+def stands_in_for_third_party(top: str) -> bool:
+    """Whether upstream's `import top` gets a stand-in: a heavy package (torch only while
+    the process has not imported it already) or one that is not installed here."""
+    if top in sys.modules:
+        return isinstance(sys.modules[top], StandIn)
+    if top in HEAVY:
+        return True
+    return importlib.machinery.PathFinder.find_spec(top) is None and top not in sys.builtin_module_names

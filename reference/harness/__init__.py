@@ -1,0 +1,1 @@
+"""Shared lesson machinery: the lesson contract and runner, results, exception capture."""

@@ -1,0 +1,66 @@
+"""The verdict contract shared by every scenario.
+
+A scenario observes what happened (status values, exceptions in threads, counters,
+weakrefs) and reports `bug` (the defect was observed), `ok` (the invariant held over
+the whole scenario) or `unknown` (it could not decide, e.g. it hit its time bound).
+It never looks at which variant it was given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Verdict = Literal["bug", "ok", "unknown"]
+VERDICTS: tuple[Verdict, ...] = ("bug", "ok", "unknown")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One point of a scenario's timeline (virtual or wall seconds since its start)."""
+
+    t: float
+    what: str
+    detail: str = ""
+
+
+@dataclass
+class Result:
+    lesson: str
+    variant: str
+    transport: str
+    verdict: Verdict
+    expected: Verdict
+    symptom: str
+    seconds: float = 0.0
+    timeline: list[Event] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
+    sockets: str = "upstream"  # the decode's PUSH-socket options (reference/transport/sockets.py)
+
+    @property
+    def as_expected(self) -> bool:
+        return self.verdict == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        fields = {
+            "lesson": self.lesson,
+            "variant": self.variant,
+            "transport": self.transport,
+            "sockets": self.sockets,
+            "verdict": self.verdict,
+            "expected": self.expected,
+            "symptom": self.symptom,
+            "seconds": round(self.seconds, 4),
+        }
+        return {**fields, "backend": self.backend} if self.backend else fields
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What a scenario body returns; `run_lesson` turns it into a `Result`."""
+
+    verdict: Verdict
+    symptom: str
+    timeline: list[Event] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)

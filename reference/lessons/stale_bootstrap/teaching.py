@@ -1,0 +1,185 @@
+"""Live experiments for lesson `stale-bootstrap` (PR #36029), beyond its scenario.
+
+Each builds one decode manager facing a `MockPrefill` on the mock network and drives
+real receivers of the form it is given:
+
+- `replacement_race`: two receivers share the cached generation; the prefill restarts;
+  one fails and a third installs the new generation; then the second, still holding
+  the old one, fails too. Does its invalidation delete the newer generation? With
+  identity (`is`) no; with a tempting by-key fix (`BY_KEY`), yes. (The exercise.)
+- `stale_sockets`: after each restart, the PUSH sockets to the dead ports stay in the
+  socket cache; the fix drops the cache entry, not the sockets (as upstream).
+- `slow_prefill`: the review question "what if the prefill is only slow?", answered by
+  `reference/scenarios/slow_prefill.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import reference.buggy
+import reference.fixed
+from reference.clock import VirtualClock
+from reference.config import ManagerConfig
+from reference.dataplane import KVMemory
+from reference.harness.result import Event
+from reference.lessons.stale_bootstrap import slow_prefill as slow_check
+from reference.prefill.mock import MockPrefill
+from reference.status import KVPoll
+from reference.teaching.exercises import Feedback, check_choice
+from reference.transport.mock import MockNetwork, MockPushSocket
+
+ADDR = "10.0.0.1:8998"
+KEY = f"{ADDR}_0_0_0"
+
+
+class ByKeyReceiver(reference.fixed.KVReceiver):
+    """A tempting wrong fix: invalidate by key, whatever generation is cached now."""
+
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        with self.kv_mgr.connection_lock:
+            for key in self._connection_pool_entries:
+                self.kv_mgr.connection_pool.pop(key, None)
+        self._connection_pool_entries.clear()
+
+
+BY_KEY = SimpleNamespace(__name__="by-key", KVManager=reference.fixed.KVManager, KVReceiver=ByKeyReceiver)
+
+
+class SocketCountingNetwork(MockNetwork):
+    """The mock network, counting the PUSH sockets the decode keeps open."""
+
+    def __init__(self, clock: VirtualClock) -> None:
+        super().__init__(clock)
+        self.open_sockets: set[str] = set()
+
+    def connect(self, endpoint: str) -> MockPushSocket:
+        self.open_sockets.add(endpoint)
+        return super().connect(endpoint)
+
+    def disconnect(self, endpoint: str) -> None:
+        self.open_sockets.discard(endpoint)
+        super().disconnect(endpoint)
+
+
+def _world(variant: Any) -> tuple[SocketCountingNetwork, MockPrefill, Any]:
+    clock = VirtualClock()
+    net = SocketCountingNetwork(clock)
+    prefill = MockPrefill(net, ADDR, tp_size=1)
+    manager = variant.KVManager(net, ManagerConfig(), clock)
+    manager.listen(KVMemory(regions=1))
+    if not manager.try_ensure_parallel_info(ADDR):
+        raise RuntimeError(f"the mock prefill at {ADDR} did not answer GET /route")
+    return net, prefill, manager
+
+
+def _receiver(variant: Any, manager: Any, room: int) -> Any:
+    receiver = variant.KVReceiver(manager, ADDR, room)
+    receiver.init(0)
+    return receiver
+
+
+def _request(variant: Any, manager: Any, room: int) -> KVPoll:
+    receiver = _receiver(variant, manager, room)
+    if receiver.poll() != KVPoll.Failed:
+        receiver.send_metadata([0, 1])
+    status = KVPoll(receiver.poll())
+    receiver.clear()
+    return status
+
+
+def _name(variant: Any) -> str:
+    return str(variant.__name__).rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class Race:
+    variant: str
+    third_uses_new_ports: bool  # r3 installed the new generation
+    survived: bool  # the new generation is still cached after r2's invalidation
+    fourth_fetches: int  # GET /route calls the next request made
+    fourth: str  # how the next request ended
+
+    def __str__(self) -> str:
+        if not self.third_uses_new_ports:
+            middle = "r3 reused the stale generation, no new one was ever cached"
+        else:
+            middle = f"r3 cached the new ports; they survived r2's invalidation: {self.survived}"
+        return (
+            f"{self.variant:>6}: {middle}; r4 fetched /route {self.fourth_fetches}x and ended {self.fourth}"
+        )
+
+
+def replacement_race(variant: Any) -> Race:
+    net, prefill, manager = _world(variant)
+    r1, r2 = _receiver(variant, manager, 1), _receiver(variant, manager, 2)  # both on generation 1
+    prefill.restart()
+    r1.send_metadata([0])  # fails on the dead port
+    r3 = _receiver(variant, manager, 3)
+    newer = manager.connection_pool.get(KEY)
+    r2.send_metadata([0])  # fails too, still holding generation 1
+    fetches = net.route_fetches
+    fourth = _request(variant, manager, 4)
+    uses_new = [info["rank_port"] for info in r3.bootstrap_infos] == prefill.rank_ports
+    survived = newer is not None and manager.connection_pool.get(KEY) is newer
+    return Race(_name(variant), uses_new, survived, net.route_fetches - fetches, fourth.name)
+
+
+def stale_sockets(variant: ModuleType, restarts: int = 3) -> str:
+    """Restart the prefill `restarts` times, one request after each; count dead-port sockets."""
+    net, prefill, manager = _world(variant)
+    outcomes = [_request(variant, manager, 100).name]
+    for restart in range(restarts):
+        prefill.restart()
+        outcomes += [_request(variant, manager, 101 + 2 * restart + i).name for i in range(2)]
+    live = {f"tcp://{prefill.rank_ip}:{port}" for port in prefill.rank_ports}
+    dead = sorted(net.open_sockets - live)
+    return (
+        f"{_name(variant):>6}: requests {' '.join(outcomes)}; PUSH sockets to dead ports still cached: {dead}"
+    )
+
+
+def slow_prefill(variant: ModuleType) -> str:
+    details = slow_check.observe(variant).details
+    return (
+        f"{_name(variant):>6}: slow request {details['slow_request']}; next {details['successes_after']} "
+        f"succeeded; extra /route fetches {details['extra_route_fetches']}, re-registrations "
+        f"{details['re_registrations']}; late answers dropped {details['late_answers_dropped']}"
+    )
+
+
+def all_forms(experiment: Any, forms: tuple[Any, ...] = (reference.buggy, reference.fixed)) -> str:
+    return "\n".join(str(experiment(form)) for form in forms)
+
+
+EXERCISE_CHOICES = ("a", "b", "c")
+EXERCISE = """\
+FIXED form. Receivers r1 and r2 both use the cached generation G1 (old ports). The prefill
+restarts. r1's send fails: it drops G1. r3 arrives, fetches /route, caches G2 (new ports).
+Now r2's send fails on G1 and r2 invalidates too. Then request r4 arrives. What happens?
+  (a) r4 fetches /route again: r2's invalidation deleted G2
+  (b) r4 uses G2 without fetching, and succeeds
+  (c) r4 fails: it is handed the stale G1"""
+
+
+def check_exercise(answer: object) -> Feedback:
+    race = replacement_race(reference.fixed)
+    truth = "c" if race.fourth != "Success" else ("b" if race.fourth_fetches == 0 else "a")
+    return check_choice(
+        answer,
+        truth,
+        EXERCISE_CHOICES,
+        why="r2 recorded the very list object G1 it used; invalidation deletes the key only while "
+        "the pool still holds *that object* (`is`). The pool holds G2, so nothing is deleted and "
+        "r4 reuses G2. The by-key variant below is the tempting wrong fix: it costs a re-fetch, "
+        "and under load, one per stale receiver.",
+        hint="what exactly does `invalidate_cached_bootstrap_infos` compare before deleting?",
+        evidence=all_forms(replacement_race, (reference.buggy, reference.fixed, BY_KEY)),
+    )
+
+
+def ports_of(event: Event) -> str:
+    """The ports a scenario request used, from its timeline detail ("room R via ports A,B")."""
+    return event.detail.rsplit(" ", 1)[-1] if " via ports " in event.detail else ""
