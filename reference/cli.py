@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.explore import cli as explore_cli
 from reference.harness.result import Result
 from reference.lessons import LESSONS, Options, run_lesson
 from reference.oneline_args import OneLineParser
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    explore_cli.add_arguments(parser)
     return parser
 
 
@@ -88,6 +90,8 @@ def format_table(results: Sequence[Result]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.explore:
+        return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _variants)
     try:
         variants = _variants(args)
     except VariantError as exc:

@@ -1,9 +1,10 @@
 """`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
 
 With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
-against MODULE) and skips collecting the rest of the suite, whose tests are about the
-shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
-path exercised. A module that cannot be imported stops the session with one line.
+against MODULE) and `tests/test_explore_impl.py` (one per explored property) and
+skips collecting the rest of the suite, whose tests are about the shipped variants.
+Without it, the same tests run against `reference.fixed`, which keeps the path
+exercised. A module that cannot be imported stops the session with one line.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from reference.variants import Variant, VariantError, load_impl
 
 DEFAULT = "reference.fixed"
-IMPL_TESTS = "test_impl.py"
+IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
 
 
 def add_impl_option(parser: pytest.Parser) -> None:
@@ -38,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     name = config.getoption("--impl")
-    return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
+    return f"--impl {name}: running only {', '.join('tests/' + t for t in IMPL_TESTS)}" if name else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -46,7 +47,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if not config.getoption("--impl") or collection_path.is_dir():
         return None
     name = collection_path.name
-    if name.startswith("test_") and name != IMPL_TESTS:
+    if name.startswith("test_") and name not in IMPL_TESTS:
         return True
     return None
 
