@@ -90,6 +90,6 @@ def test_every_generated_request_is_answered_by_the_document_without_5xx(method,
             case.validate_response(response, checks=CHECKS)
 
         one_case()
-    print(f"{method} {path}: {statuses.total()} cases, by status {dict(sorted(statuses.items()))}")  # pytest -s
+    print(f"{method} {path}: {statuses.total()} cases, statuses {dict(sorted(statuses.items()))}")  # with -s
     assert statuses.total() >= cases, f"only {statuses.total()} of {cases} cases generated: {statuses}"
     assert not [code for code in statuses if code >= 500]
