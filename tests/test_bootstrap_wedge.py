@@ -10,7 +10,6 @@ import signal
 import time
 
 import pytest
-
 from rawhttp import BOUND, flood, health_latency, start_cli
 
 from reference.common.oneline_log import MAX_LINE
