@@ -16,12 +16,12 @@ pytestmark = pytest.mark.lesson(id=LESSON)
 
 # Guards against over-reaching fixes: the buggy form keeps upstream's behaviour there
 # (README, "Checks the buggy form passes").
-BUGGY_PASSES = {"reused-room-starts-clean", "open-room-takes-failed", "absent-room-other-statuses-kept"}
+BUGGY_PASSES = {"reused-room-starts-clean", "open-room-takes-failed", "absent-room-opens"}
 GALLERY = {
     "failed_terminal": "reused-room-starts-clean",
     "tombstone_in_clear": "open-room-takes-failed",
     "ignore_failed_always": "open-room-takes-failed",
-    "ignore_absent_always": "absent-room-other-statuses-kept",
+    "ignore_absent_always": "absent-room-opens",
     "guard_in_abort": "late-failed-never-recreates",
 }
 
