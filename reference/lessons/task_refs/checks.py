@@ -23,6 +23,7 @@ from reference.lessons.task_refs import server_checks as server
 
 PR = "https://github.com/sgl-project/sglang/pull/33048"
 DISPATCHER_HUNK = f"DPDispatcher.start: each create_task kept in a set, discarded when done ({PR})"
+BOTH = ("mock", "loopback")  # the server's checks also run over real HTTP on 127.0.0.1
 SERVER_HUNK = f"the bootstrap server's cleanup task kept in a set, discarded when done ({PR})"
 
 
@@ -61,6 +62,7 @@ CHECKS = (
         SERVER_HUNK,
         _on_transport(server.cleanup_survives),
         ("BootstrapServer",),
+        BOTH,
     ),
     Check(
         "ended-loops-released",
@@ -75,6 +77,7 @@ CHECKS = (
         f"the server's cleanup: the done callback that discards the task from the set ({PR})",
         _on_transport(server.closed_server_releases_task),
         ("BootstrapServer",),
+        BOTH,
     ),
     Check(
         "two-dispatchers-independent",
@@ -89,5 +92,6 @@ CHECKS = (
         f"the bootstrap server's __init__: the set is the server's own, one per instance ({PR})",
         _on_transport(server.two_servers),
         ("BootstrapServer",),
+        BOTH,
     ),
 )
