@@ -57,8 +57,10 @@ class Lesson:
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options, only: str | None = None) -> Result:
-    """The lesson's checklist (or only check `only`) against `variant`, as one result."""
+    """The lesson's checklist (or only check `only`, default `options.check`) against
+    `variant`, as one result."""
     started = time.perf_counter()
+    only = only if only is not None else options.check
     chosen = [
         c
         for c in lesson.checklist(options.transport)
