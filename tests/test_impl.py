@@ -1,8 +1,8 @@
 """Every check of every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
 Without `--impl` the module is `reference.fixed` (see reference/harness/pytest_plugin.py).
-One test per check (the lesson's story is its first check, `story`), run as the CLI runs
-it: in a worker process under the same time bound, so a variant that hangs fails its
+One test per check (the lesson's story is its first check, `story`), each run as the CLI
+runs it: in a worker process under the same time bound, so a variant that hangs fails its
 test with `unknown: hit its time bound` instead of hanging pytest. A failure prints the
 check's verdict and symptom, which say what your variant got wrong.
 """
@@ -26,6 +26,5 @@ def test_check_holds(impl_variant, impl_timeout, lesson_id, check_id):
     except IsolationError as exc:
         pytest.fail(f"{lesson_id}/{check_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":
-        pytest.fail(
-            f"{lesson_id}/{check_id} on {result.variant}: {result.verdict}: {result.symptom}", pytrace=False
-        )
+        where = f"{lesson_id}/{check_id} on {result.variant}"
+        pytest.fail(f"{where}: {result.verdict}: {result.symptom}", pytrace=False)

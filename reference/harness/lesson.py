@@ -56,15 +56,13 @@ class Lesson:
         raise KeyError(check_id)
 
 
-def run_lesson(lesson: Lesson, variant: Variant, options: Options, only: str | None = None) -> Result:
-    """The lesson's checklist (or only check `only`, default `options.check`) against
-    `variant`, as one result."""
+def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
+    """The lesson's checklist (or only `options.check`) against `variant`, as one result."""
     started = time.perf_counter()
-    only = only if only is not None else options.check
     chosen = [
         c
         for c in lesson.checklist(options.transport)
-        if only in (None, c.id) and not _declared_out(lesson, c, variant)
+        if options.check in (None, c.id) and not _declared_out(lesson, c, variant)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
