@@ -17,6 +17,7 @@ import pytest
 
 from reference.aioloop import pending_tasks
 from reference.dataplane import BACKENDS, backend_status
+from reference.lessons import LESSONS  # noqa: F401 - imported before `--impl` forks workers
 
 GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
 

@@ -8,7 +8,8 @@ variant. The story is itself the first check, `story`.
 
 A lesson's verdict is `bug` when any check is `bug`, else `unknown` when any check could
 not decide, else `ok`; its symptom names the failing checks. Checks that have no
-scenario for the transport asked for are not run (and not counted).
+scenario for the transport asked for are not run (and not counted), nor are checks that
+drive only components the variant declares unavailable (its `UNAVAILABLE`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def overall(results: Sequence[CheckResult]) -> Verdict:
 def summary(results: Sequence[CheckResult]) -> str:
     """The lesson's one-line symptom: the story's, plus the checks that did not hold."""
     story = next((r for r in results if r.id == STORY), None)
-    failing = [r for r in results if r.verdict != "ok" and r.id != STORY]
+    said = (story.verdict, story.symptom) if story else None  # a gap the story already names
+    failing = [r for r in results if r.verdict != "ok" and r.id != STORY and (r.verdict, r.symptom) != said]
     if not failing:
         return story.symptom if story else ""
     listed = "; ".join(f"{r.id} {r.verdict}: {r.symptom}" for r in failing)

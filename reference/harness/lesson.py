@@ -59,7 +59,11 @@ class Lesson:
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
     """The lesson's checklist (or only `options.check`) against `variant`, as one result."""
     started = time.perf_counter()
-    chosen = [c for c in lesson.checklist(options.transport) if options.check in (None, c.id)]
+    chosen = [
+        c
+        for c in lesson.checklist(options.transport)
+        if options.check in (None, c.id) and not _declared_out(lesson, c, variant)
+    ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
     observation = Observation(
@@ -89,6 +93,15 @@ def run_check(lesson: Lesson, check: Check, variant: Variant, options: Options) 
     return CheckResult(
         check.id, observation.verdict, observation.symptom, observation.timeline, observation.details
     )
+
+
+def _declared_out(lesson: Lesson, check: Check, variant: Variant) -> bool:
+    """A check (not the story) that drives only components the variant declares
+    unavailable is not run, as a story probe is not driven (see `Lesson.probes`)."""
+    if check.id == STORY:
+        return False
+    components = tuple(dict.fromkeys(name.partition(".")[0] for name in check.needs or lesson.needs))
+    return bool(components) and len(variant.declared_unavailable(components)) == len(components)
 
 
 def _check_details(checks: list[CheckResult]) -> dict[str, Any]:
