@@ -82,12 +82,12 @@ def _transport(result: Result) -> str:
 
 
 def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "sockets", "verdict", "expected", "checks", "time", "symptom")]
+    rows = [("lesson", "variant", "transport", "verdict", "expected", "sockets", "checks", "time", "symptom")]
     for r in results:
         verdict = r.verdict + ("" if r.as_expected else " !")
         checks = score(r.checks) if r.checks else "-"
         where, time = _transport(r), f"{r.seconds:.2f}s"
-        rows.append((r.lesson, r.variant, where, r.sockets, verdict, r.expected, checks, time, r.symptom))
+        rows.append((r.lesson, r.variant, where, verdict, r.expected, r.sockets, checks, time, r.symptom))
     last = len(rows[0]) - 1  # the symptom, left unpadded
     widths = [max(len(row[i]) for row in rows) for i in range(last)]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:last], widths, strict=True)) for row in rows]

@@ -114,7 +114,7 @@ def test_cli_impl_by_path_and_by_name():
 
 
 def test_pytest_impl_runs_every_lesson_against_the_module():
-    buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy")
+    buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy", "tests/test_impl.py")
     assert buggy.returncode == 1
     counts = re.search(r"(\d+) failed(?:, (\d+) passed)? in", buggy.stdout)
     assert counts, buggy.stdout
@@ -124,8 +124,24 @@ def test_pytest_impl_runs_every_lesson_against_the_module():
     assert "failed-resurrect/story on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
 
 
+def test_pytest_impl_collects_only_the_checks_and_explorations():
+    listed = run("-m", "pytest", "-q", "--collect-only", "--impl", "reference.fixed")
+    ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    assert ids, listed.stdout + listed.stderr
+    assert {i.split("::")[0] for i in ids} == {"tests/test_impl.py", "tests/test_explore_impl.py"}
+
+
 def test_pytest_impl_takes_a_path_after_a_space():
-    template = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "notebooks/exercises/my_fix")
+    template = run(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:randomly",
+        "--impl",
+        "notebooks/exercises/my_fix",
+        "tests/test_impl.py",
+    )
     assert template.returncode == 1, template.stdout + template.stderr  # tests ran and failed, not usage (4)
     assert "failed-resurrect/story on notebooks/exercises/my_fix: bug:" in template.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
