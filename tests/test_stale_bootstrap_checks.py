@@ -1,8 +1,8 @@
 """The checklist of lesson `stale-bootstrap` (reference/lessons/stale_bootstrap/checks.py).
 
-Every check holds on the fixed form and fails on the buggy form, except the three
+Every check holds on the fixed form and fails on the buggy form, except the four
 the buggy form passes for a reason given in the lesson README (it never invalidates,
-so it can drop nothing; it registers before caching since sglang 0.5.17). Every
+so it can drop nothing; it caches; it registers before caching since sglang 0.5.17). Every
 tempting wrong fix of the gallery (`reference/lessons/stale_bootstrap/wrong_fixes/`)
 and the explorations' two stale-bootstrap wrong fixes (`tests/wrong_fixes/`) get the
 lesson verdict `bug`, from the check the README names for it.
@@ -26,7 +26,12 @@ pytestmark = pytest.mark.lesson(id="stale-bootstrap")
 LESSON = LESSONS["stale-bootstrap"]
 REPO = Path(__file__).resolve().parents[1]
 GALLERY = "reference.lessons.stale_bootstrap.wrong_fixes"
-BUGGY_PASSES = {"other-prefill-survives", "registered-before-cached", "slow-prefill-recovers"}
+BUGGY_PASSES = {
+    "other-prefill-survives",
+    "registered-before-cached",
+    "success-keeps-cache",
+    "slow-prefill-recovers",
+}
 
 # Each wrong fix and the check that must catch it (others may catch it too).
 CAUGHT_BY = {
@@ -44,6 +49,7 @@ CAUGHT_BY = {
     f"{GALLERY}.keep_own_copy": "concurrent-fill-adopts",
     f"{GALLERY}.cache_before_register": "registered-before-cached",
     f"{GALLERY}.refresh_in_place": "next-request-refetches",
+    f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
     str(REPO / "tests/wrong_fixes/stale_by_key.py"): "replacement-survives",
     str(REPO / "tests/wrong_fixes/stale_no_adopt.py"): "concurrent-fill-adopts",
 }

@@ -94,6 +94,13 @@ CHECKS = (
         sharing.registered_before_cached,
     ),
     Check(
+        "success-keeps-cache",
+        "a request that succeeds leaves every entry it used cached: the next one fetches nothing",
+        f'PR description: "The happy path adds only short lock-protected cache lookup and insertion '
+        f'operations" ({PR})',
+        keys.success_keeps_cache,
+    ),
+    Check(
         "next-request-refetches",
         "after an invalidation the next request fetches /route for every rank, re-registers, succeeds",
         f'PR description: "Force the next request to refetch `/route` after invalidation" ({PR})',

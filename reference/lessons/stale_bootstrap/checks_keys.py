@@ -1,5 +1,6 @@
 """Checks: which cache keys an invalidation reaches, and what the next request does.
 
+- a request that succeeds leaves its entries cached (the cache still saves every fetch);
 - every key a failing receiver used goes (context parallelism 2: two keys per receiver);
 - keys of another prefill stay (two prefills, one restarts);
 - the request after an invalidation fetches `/route` again, re-registers, and succeeds;
@@ -51,6 +52,8 @@ def other_prefill_survives(variant: ModuleType, options: Options) -> Observation
     with check_world(variant, "upstream", prefills=2, cp=2) as world:
         world.request(1)
         kept = world.ports(1)
+        if not kept:
+            return Observation("unknown", "a successful request to prefill 1 left nothing cached")
         _fail_on_dead_ports(world, 0)
         lost = {k: v for k, v in kept.items() if world.ports(1).get(k) != v}
         done = world.request(1)
@@ -63,6 +66,24 @@ def other_prefill_survives(variant: ModuleType, options: Options) -> Observation
         return Observation(
             "ok", f"prefill 1's keys ({', '.join(kept)}) stayed; its next request fetched nothing"
         )
+
+
+@judged
+def success_keeps_cache(variant: ModuleType, options: Options) -> Observation:
+    with check_world(variant, options.sockets, tp=2, cp=2) as world:
+        first = world.request()
+        cached = world.ports()
+        second = world.request()
+        after = world.ports()
+    if first.status != KVPoll.Success:
+        return Observation("unknown", f"the first request ended {first.status.name}: {first.reason}")
+    if second.fetches or second.status != KVPoll.Success or after != cached or len(cached) < 2:
+        return Observation(
+            "bug",
+            f"after a successful request {len(cached)} of 2 keys stayed cached ({show(cached)}); the next "
+            f"request fetched /route {second.fetches} times and ended {second.status.name}",
+        )
+    return Observation("ok", "both keys stayed cached after a success; the next request fetched nothing")
 
 
 @judged
