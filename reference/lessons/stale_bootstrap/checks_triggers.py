@@ -131,14 +131,11 @@ def connect_failure_contained(variant: ModuleType, options: Options) -> Observat
         endpoint = world.prefills[0].endpoints[0]
         world.net.refused.add(endpoint)
         first = world.open()
-        if KVPoll(first.poll()) != KVPoll.Failed:
-            return Observation(
-                "bug", f"connect for the registration failed but the request is {KVPoll(first.poll()).name}"
-            )
+        status, how = _ended(world, first, "connect for the registration failed", sent=False)
+        if status != KVPoll.Failed:
+            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
         if world.ports():
-            return Observation(
-                "bug", f"connect for the registration failed, yet the entry was cached: {show(world.ports())}"
-            )
+            return Observation("bug", f"{how}, yet the entry was cached: {show(world.ports())}")
         first.clear()
         world.net.refused.clear()
         world.request()
@@ -146,16 +143,12 @@ def connect_failure_contained(variant: ModuleType, options: Options) -> Observat
         world.net.refused.add(endpoint)
         receiver = world.open()
         world.send(receiver)
-        status = KVPoll(receiver.poll())
+        status, how = _ended(world, receiver, "connect for send_metadata failed")
         if status != KVPoll.Failed:
-            return Observation("bug", f"connect for send_metadata failed but the request is {status.name}")
+            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
         left = {k: v for k, v in world.ports().items() if cached.get(k) == v}
         if left:
-            return Observation(
-                "bug",
-                f"connect for send_metadata failed, request Failed, but the entry it used is still cached: "
-                f"{show(left)}",
-            )
+            return Observation("bug", f"{how}, but the entry it used is still cached: {show(left)}")
         return Observation(
             "ok",
             f"a failing connect ({world.net.connect_refusals} refusals) failed the request and left nothing "
