@@ -1,13 +1,15 @@
 """Every check of every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
 Without `--impl` the module is `reference.fixed` (see reference/harness/pytest_plugin.py).
-One test per check (the lesson's story is its first check, `story`); a failure prints the
+One test per check (the lesson's story is its first check, `story`), each run as the CLI
+runs it: in a worker process under the same time bound, so a variant that hangs fails its
+test with `unknown: hit its time bound` instead of hanging pytest. A failure prints the
 check's verdict and symptom, which say what your variant got wrong.
 """
 
 import pytest
 
-from reference.harness.lesson import run_check
+from reference.harness.isolation import IsolationError, run_isolated
 from reference.lessons import LESSONS, Options
 
 CHECKS = [
@@ -18,11 +20,11 @@ CHECKS = [
 
 
 @pytest.mark.parametrize(("lesson_id", "check_id"), CHECKS)
-def test_check_holds(impl_variant, lesson_id, check_id):
-    lesson = LESSONS[lesson_id]
-    result = run_check(lesson, lesson.check(check_id), impl_variant, Options())
+def test_check_holds(impl_variant, impl_timeout, lesson_id, check_id):
+    try:
+        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(check=check_id), impl_timeout)
+    except IsolationError as exc:
+        pytest.fail(f"{lesson_id}/{check_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":
-        pytest.fail(
-            f"{lesson_id}/{check_id} on {impl_variant.name}: {result.verdict}: {result.symptom}",
-            pytrace=False,
-        )
+        where = f"{lesson_id}/{check_id} on {result.variant}"
+        pytest.fail(f"{where}: {result.verdict}: {result.symptom}", pytrace=False)

@@ -56,10 +56,10 @@ class Lesson:
         raise KeyError(check_id)
 
 
-def run_lesson(lesson: Lesson, variant: Variant, options: Options, only: str | None = None) -> Result:
-    """The lesson's checklist (or only check `only`) against `variant`, as one result."""
+def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
+    """The lesson's checklist (or only `options.check`) against `variant`, as one result."""
     started = time.perf_counter()
-    chosen = [c for c in lesson.checklist(options.transport) if only in (None, c.id)]
+    chosen = [c for c in lesson.checklist(options.transport) if options.check in (None, c.id)]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
     observation = Observation(

@@ -12,3 +12,4 @@ class Options:
     repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
     backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
     sockets: str = "upstream"  # decode PUSH-socket options (reference/transport/sockets.py)
+    check: str | None = None  # run only this check of each lesson (`--check`); None: all
