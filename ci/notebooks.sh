@@ -12,4 +12,4 @@ cd "$(dirname "$0")/.."
 # As a learner runs them: from notebooks/, with only the venv (its editable install of
 # this checkout provides `reference` and `benchmarks`; no PYTHONPATH). Plots draw headless.
 cd notebooks
-MPLBACKEND=Agg ../.venv/bin/python -m pytest -q --nbmake . --nbmake-timeout=60 --timeout=60 "$@"
+MPLBACKEND=Agg ../.venv/bin/python -m pytest -q -p nbmake --nbmake . --nbmake-timeout=60 --timeout=60 "$@"

@@ -32,11 +32,12 @@ from reference.harness.isolation import (
     run_isolated,
 )
 from reference.harness.result import Result
+from reference.harness.specs import VariantSpec
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
 from reference.transport.sockets import SOCKETS
-from reference.variants import SHIPPED, Variant, VariantError, VariantSpec
+from reference.variants import SHIPPED, Variant, VariantError
 
 
 def _non_negative(text: str) -> int:

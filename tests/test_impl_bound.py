@@ -1,6 +1,6 @@
 """`pytest --impl MODULE` is bounded like the CLI: a module that hangs in a lesson fails
 that lesson's test with `unknown: hit its time bound`, one that hangs at import stops
-the session with one line (tests/impl_option.py, tests/bad_impls/)."""
+the session with one line (reference/harness/pytest_plugin.py, tests/bad_impls/)."""
 
 import re
 import subprocess
@@ -11,7 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run_pytest(module: str) -> subprocess.CompletedProcess:
+    """Each lesson's story only (one test per lesson), under a 1 s bound."""
     args = ["--impl", f"tests/bad_impls/{module}", "--impl-timeout", "1", "-p", "no:xdist", "-q"]
+    args += ["tests/test_impl.py", "-k", "story"]
     return subprocess.run(
         [sys.executable, "-m", "pytest", *args], cwd=ROOT, capture_output=True, text=True, timeout=50
     )
@@ -22,7 +24,7 @@ def test_a_lesson_that_hangs_fails_its_test_within_the_bound():
     assert proc.returncode == 1
     module = "tests/bad_impls/looping_update_status.py"
     assert re.search(
-        rf"failed-resurrect on {module}: unknown: hit its time bound \(1 s\) in scenario, "
+        rf"failed-resurrect/story on {module}: unknown: hit its time bound \(1 s\) in scenario, "
         rf"main thread at {module}:1[01] in update_status",  # line 10 or 11: where the loop was
         proc.stdout,
     )

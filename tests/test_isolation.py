@@ -32,9 +32,9 @@ from reference.harness.isolation import (
 )
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Observation
+from reference.harness.specs import VariantSpec
 from reference.harness.stacks import stuck_at
 from reference.lessons import LESSONS
-from reference.variants import VariantSpec
 
 FIXED = VariantSpec("shipped", "fixed")
 BAD = "tests/bad_impls"

@@ -32,9 +32,9 @@ from typing import Any
 from reference.harness import worker
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
+from reference.harness.specs import VariantSpec
 from reference.harness.stacks import stuck_at
 from reference.transport.kits import kit
-from reference.variants import VariantSpec
 
 # Default time bounds, in seconds. A mock lesson takes ~0.05 s; a loopback one, with real
 # processes and upstream's 1 s send timeouts, 2 to 10 s, and up to 19 s measured on this

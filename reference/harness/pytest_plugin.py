@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from reference.harness.isolation import DEFAULT_TIMEOUT, MAX_TIMEOUT, IsolationError, check_loads
-from reference.variants import VariantSpec
+from reference.harness.specs import VariantSpec
 
 DEFAULT = "reference.fixed"
 IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
