@@ -2,7 +2,7 @@
 
 With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
 against MODULE) and skips collecting the rest of the suite, whose tests are about the
-shipped variants. Without it, the same tests run against `reference.fixed`, which keeps the
+shipped variants. Without it, the same tests run against `reference.hardened` (ok on every lesson), which keeps the
 path exercised. A module that cannot be imported stops the session with one line.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 from reference.variants import Variant, VariantError, load_impl
 
-DEFAULT = "reference.fixed"
+DEFAULT = "reference.hardened"
 IMPL_TESTS = "test_impl.py"
 
 

@@ -23,8 +23,10 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
     assert got == {
         ("failed-resurrect", "buggy"): "bug",
         ("failed-resurrect", "fixed"): "ok",
+        ("failed-resurrect", "hardened"): "ok",
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
+        ("live-set-race", "hardened"): "ok",
     }
     assert set(results[0]) == {
         "lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"
@@ -52,7 +54,7 @@ def test_exit_codes():
     ("args", "needle"),
     [
         (["--lesson", "nope"], "invalid choice: 'nope' (choose from"),
-        (["--variant", "nope"], "invalid choice: 'nope' (choose from 'buggy', 'fixed')"),
+        (["--variant", "nope"], "invalid choice: 'nope' (choose from 'buggy', 'fixed', 'hardened')"),
         (["--transport", "udp"], "invalid choice: 'udp'"),
         (["--seed", "x"], "expected an integer, got 'x'"),
         (["--repeat", "-1"], "expected an integer >= 0"),

@@ -1,6 +1,6 @@
 """Every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
-Without `--impl` the module is `reference.fixed` (see tests/impl_option.py). A failure
+Without `--impl` the module is `reference.hardened` (see tests/impl_option.py). A failure
 prints the lesson's verdict and symptom, which say what your variant got wrong.
 """
 

@@ -15,10 +15,11 @@ from types import ModuleType
 from reference.clock import SettleTimeout
 from reference.harness.result import Observation, Result
 from reference.transport.kits import kit
-from reference.variants import Variant
+from reference.variants import RESIDUAL_LESSON_IDS, Variant
 
 # Stable ids, used in test markers, CLI flags, JSON, tags in variant diffs, notebooks.
-LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+UPSTREAM_FIX_LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+LESSON_IDS = UPSTREAM_FIX_LESSON_IDS + RESIDUAL_LESSON_IDS
 
 
 @dataclass(frozen=True)
