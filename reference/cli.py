@@ -2,24 +2,40 @@
 
 Exit status: 0 when every verdict equals its expectation (buggy: `bug`, fixed: `ok`,
 an `--impl` module: `ok`), 1 when one differs, 2 when one is `unknown`. Bad flags
-and unknown names get one line on stderr naming the valid choices, exit 2.
+and unknown names get one line on stderr naming the valid choices, exit 2; so does a
+variant that cannot be imported. Ctrl-C: one line, exit 130.
+
+Each variant is imported and run in a forked worker under a time bound per phase
+(`reference/harness/isolation.py`, `--timeout`); `--in-process` runs unbounded, as the
+library's `run_lesson` does (for a debugger).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from reference.dataplane.discovery import BACKENDS
+from reference.explore import cli as explore_cli
+from reference.harness.isolation import (
+    MAX_REPEAT,
+    MAX_TIMEOUT,
+    Interrupted,
+    IsolationError,
+    Watch,
+    run_isolated,
+)
 from reference.harness.result import Result
-from reference.lessons import LESSONS, Options, run_lesson
+from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
 from reference.transport.sockets import SOCKETS
-from reference.upstream import load_sglang
-from reference.variants import SHIPPED, Variant, VariantError, load_impl, shipped
+from reference.variants import SHIPPED, Variant, VariantError, VariantSpec
 
 
 def _non_negative(text: str) -> int:
@@ -29,6 +45,23 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _repeat(text: str) -> int:
+    value = _non_negative(text)
+    if value > MAX_REPEAT:
+        raise argparse.ArgumentTypeError(f"at most {MAX_REPEAT} trials, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not (0 < value <= MAX_TIMEOUT) or math.isnan(value):
+        raise argparse.ArgumentTypeError(f"expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {text}")
     return value
 
 
@@ -49,18 +82,70 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane (loopback)")
     parser.add_argument("--seed", type=_non_negative, default=0)
-    parser.add_argument("--repeat", type=_non_negative, default=0, help="stress trials per lesson")
+    parser.add_argument("--repeat", type=_repeat, default=0, help=f"stress trials, at most {MAX_REPEAT}")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    parser.add_argument(
+        "--timeout", type=_seconds, metavar="S", help="time bound per import and per lesson (default 20 s)"
+    )
+    parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
+    explore_cli.add_arguments(parser)
     return parser
 
 
-def _variants(args: argparse.Namespace) -> list[Variant]:
+def _variants(args: argparse.Namespace) -> list[VariantSpec]:
     names = args.variant or ([] if args.impl or args.sglang else list(SHIPPED))
     return (
-        [shipped(name) for name in names]
-        + [load_impl(m) for m in args.impl or []]
-        + [load_sglang(path) for path in args.sglang or []]
+        [VariantSpec("shipped", name) for name in names]
+        + [VariantSpec("impl", m) for m in args.impl or []]
+        + [VariantSpec("sglang", path) for path in args.sglang or []]
     )
+
+
+def _loaded_variants(args: argparse.Namespace) -> list[Variant]:
+    return [spec.load() for spec in _variants(args)]
+
+
+def _run(
+    lessons: list[Lesson], specs: list[VariantSpec], options: Options, args: argparse.Namespace
+) -> list[Result]:
+    if args.in_process:
+        variants = [spec.load() for spec in specs]
+        return [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
+    watch = Watch(show=_terminal_line if sys.stderr.isatty() and not args.json else None)
+    try:
+        per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
+    except KeyboardInterrupt:
+        so_far = watch.so_far()
+        raise Interrupted(f"interrupted; so far, {so_far}" if so_far else "interrupted") from None
+    finally:
+        if watch.show is not None:
+            _terminal_line("")
+    for note in watch.notes:
+        print(f"python -m reference: warning: {note}", file=sys.stderr)
+    return [results[i] for i in range(len(lessons)) for results in per_variant]
+
+
+def _terminal_line(text: str) -> None:
+    print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def _term_stops_workers() -> Iterator[None]:
+    """SIGTERM unwinds like an exception, so the workers are stopped on the way out."""
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _json_row(result: Result) -> dict:
+    stack = result.details.get("stack")
+    return {**result.to_json(), "stack": stack} if isinstance(stack, str) else result.to_json()
 
 
 def exit_code(results: Sequence[Result]) -> int:
@@ -87,12 +172,25 @@ def format_table(results: Sequence[Result]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        variants = _variants(args)
+        with _term_stops_workers():
+            return _main(argv)
+    except IsolationError as exc:
+        print(f"python -m reference: {'' if exc.exit_status == 130 else 'error: '}{exc}", file=sys.stderr)
+        return exc.exit_status
     except VariantError as exc:
         print(f"python -m reference: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("python -m reference: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.explore:  # reference/explore loads the variants itself and runs its own children
+        return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _loaded_variants)
+    variants = _variants(args)
     options = Options(
         transport=args.transport,
         seed=args.seed,
@@ -112,11 +210,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"python -m reference: error: no selected lesson runs on {where}", file=sys.stderr)
         return 2
-    results = [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
+    results = _run(lessons, variants, options, args)
     if args.json:
-        print(json.dumps({"results": [r.to_json() for r in results]}, indent=2))
+        print(json.dumps({"results": [_json_row(r) for r in results]}, indent=2))
     else:
         print(format_table(results))
+        for r in [r for r in results if isinstance(r.details.get("stack"), str)]:
+            print(f"\n{r.lesson} on {r.variant}: {r.symptom}; its threads then:\n{r.details['stack']}")
         for lesson in [LESSONS[i] for i in dict.fromkeys(args.lesson or ())]:
             if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
                 print(f"\n{lesson.notes()}")

@@ -88,6 +88,37 @@ def declared_unavailable(module: ModuleType, names: tuple[str, ...]) -> dict[str
     return {name: reasons[name] for name in names if name in reasons}
 
 
+@dataclass(frozen=True)
+class VariantSpec:
+    """How to load a variant, without loading it: what an isolated worker receives
+    (`reference/harness/isolation.py`), so that importing a user's module happens there."""
+
+    kind: Literal["shipped", "impl", "sglang"]
+    target: str  # a shipped name, an --impl module name or path, an --sglang path
+
+    @property
+    def name(self) -> str:
+        """As given on the command line (a loaded `--sglang` variant is named by its version)."""
+        return self.target
+
+    @property
+    def label(self) -> str:
+        """The variant as the user asked for it, for one-line messages."""
+        return {"shipped": "variant", "impl": "--impl module", "sglang": "--sglang"}[self.kind] + (
+            f" {self.target!r}"
+        )
+
+    def load(self) -> Variant:
+        """Import it here; raises `VariantError` with one line."""
+        if self.kind == "shipped":
+            return shipped(self.target)
+        if self.kind == "impl":
+            return load_impl(self.target)
+        from reference.upstream import load_sglang  # imports this module
+
+        return load_sglang(self.target)
+
+
 def shipped(name: str) -> Variant:
     module_name, expected = SHIPPED[name]
     return Variant(name, importlib.import_module(module_name), expected, SHIPPED_EXPECTATIONS.get(name, {}))

@@ -1,9 +1,14 @@
 """`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
 
 With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
-against MODULE) and skips collecting the rest of the suite, whose tests are about the
-shipped variants. Without it, the same tests run against `reference.hardened` (ok on every lesson), which keeps the
-path exercised. A module that cannot be imported stops the session with one line.
+against MODULE) and `tests/test_explore_impl.py` (one per explored property) and
+skips collecting the rest of the suite, whose tests are about the shipped variants.
+Without it, the same tests run against `reference.hardened` (ok everywhere), which keeps the path
+exercised. The module is imported, and each lesson run, in a worker process under the
+CLI's time bound (`reference/harness/isolation.py`: 20 s per import and per lesson,
+`--impl-timeout S` to change), so a module that hangs cannot hang pytest. A module that
+cannot be imported (it raises, exits, hangs or is interrupted while importing) stops
+the session with one line.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from reference.variants import Variant, VariantError, load_impl
+from reference.harness.isolation import DEFAULT_TIMEOUT, MAX_TIMEOUT, IsolationError, check_loads
+from reference.variants import VariantSpec
 
 DEFAULT = "reference.hardened"
-IMPL_TESTS = "test_impl.py"
+IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
 
 
 def add_impl_option(parser: pytest.Parser) -> None:
@@ -26,19 +32,31 @@ def add_impl_option(parser: pytest.Parser) -> None:
         default=None,
         help="run every lesson against this variant module (dotted name or path), expected ok",
     )
+    parser.addoption(
+        "--impl-timeout",
+        type=float,
+        metavar="S",
+        default=None,
+        help=f"time bound per import and per lesson for --impl (default {DEFAULT_TIMEOUT:g} s, as the CLI)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    name = config.getoption("--impl") or DEFAULT
+    spec = VariantSpec("impl", config.getoption("--impl") or DEFAULT)
+    timeout = config.getoption("--impl-timeout")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        raise pytest.UsageError(f"--impl-timeout: expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {timeout}")
     try:
-        config.stash[_VARIANT] = load_impl(name)
-    except VariantError as exc:
+        check_loads(spec, timeout)
+    except IsolationError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[_VARIANT] = spec
+    config.stash[_TIMEOUT] = timeout
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     name = config.getoption("--impl")
-    return f"--impl {name}: running only the lesson checks (tests/{IMPL_TESTS})" if name else None
+    return f"--impl {name}: running only {', '.join('tests/' + t for t in IMPL_TESTS)}" if name else None
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -46,14 +64,22 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if not config.getoption("--impl") or collection_path.is_dir():
         return None
     name = collection_path.name
-    if name.startswith("test_") and name != IMPL_TESTS:
+    if name.startswith("test_") and name not in IMPL_TESTS:
         return True
     return None
 
 
 @pytest.fixture
-def impl_variant(request: pytest.FixtureRequest) -> Variant:
+def impl_variant(request: pytest.FixtureRequest) -> VariantSpec:
+    """How to load the variant under test; `run_isolated` loads it in its worker."""
     return request.config.stash[_VARIANT]
 
 
-_VARIANT = pytest.StashKey[Variant]()
+@pytest.fixture
+def impl_timeout(request: pytest.FixtureRequest) -> float | None:
+    """`--impl-timeout`, or None for the CLI's default bound."""
+    return request.config.stash[_TIMEOUT]
+
+
+_VARIANT = pytest.StashKey[VariantSpec]()
+_TIMEOUT = pytest.StashKey[float | None]()

@@ -16,6 +16,7 @@ import sys
 import threading
 from types import ModuleType
 
+from reference.harness import progress
 from reference.harness.lesson import Options
 from reference.harness.result import Observation
 from reference.hooks import Hooks
@@ -62,7 +63,12 @@ def stress(variant: ModuleType, options: Options) -> Observation:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        fired = [error for _ in range(options.repeat) if (error := _trial(variant, rng))]
+        fired: list[str] = []
+        progress.trial(0, options.repeat, 0)
+        for done in range(1, options.repeat + 1):
+            if error := _trial(variant, rng):
+                fired.append(error)
+            progress.trial(done, options.repeat, len(fired))
     finally:
         sys.setswitchinterval(previous)
     rate = f"{len(fired)}/{options.repeat} trials ({len(fired) / options.repeat:.1%}), seed {options.seed}"

@@ -1,0 +1,17 @@
+"""Systematic interleaving exploration (frontrun DPOR) of the lessons whose defect is a race.
+
+One module per lesson holds its properties (`PROPERTIES`); `runner.py` explores one
+property against one variant; `cli.py` is `python -m reference --explore`. README.md
+next to this file says what each property claims and why.
+"""
+
+from __future__ import annotations
+
+from reference.explore import failed_resurrect, live_set_race, stale_bootstrap
+from reference.explore.property import Property
+
+PROPERTIES: dict[str, tuple[Property, ...]] = {
+    "failed-resurrect": failed_resurrect.PROPERTIES,
+    "live-set-race": live_set_race.PROPERTIES,
+    "stale-bootstrap": stale_bootstrap.PROPERTIES,
+}

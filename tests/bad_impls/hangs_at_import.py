@@ -1,0 +1,5 @@
+"""A variant module whose import never returns."""
+
+import threading
+
+threading.Event().wait()

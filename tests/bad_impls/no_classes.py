@@ -1,0 +1,1 @@
+"""A variant module that provides none of the component classes."""

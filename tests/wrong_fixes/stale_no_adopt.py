@@ -1,0 +1,34 @@
+"""stale-bootstrap: identity-safe invalidation, but a fill overwrites a concurrent winner."""
+
+import reference.fixed
+
+
+class KVManager(reference.fixed.KVManager):
+    pass
+
+
+class KVReceiver(reference.fixed.KVReceiver):
+    def _setup_bootstrap_infos(self) -> None:
+        all_infos: list[dict] = []
+        for cp_rank in self.target_cp_ranks:
+            key = self._bootstrap_key(cp_rank)
+            with self.kv_mgr.connection_lock:
+                cached = self.kv_mgr.connection_pool.get(key)
+            if cached is None:
+                infos = self._fetch_bootstrap_infos(cp_rank)
+                if infos is None:
+                    self._fail_fetch()
+                    self.invalidate_cached_bootstrap_infos()
+                    return
+                self.bootstrap_infos = infos
+                self._connection_pool_entries[key] = infos
+                if not self._register_kv_args():
+                    self.invalidate_cached_bootstrap_infos()
+                    return
+                with self.kv_mgr.connection_lock:
+                    self.kv_mgr.connection_pool[key] = infos  # the mistake: the last writer wins
+            else:
+                self.bootstrap_infos = cached
+                self._connection_pool_entries[key] = cached
+            all_infos.extend(self.bootstrap_infos)
+        self.bootstrap_infos = all_infos
