@@ -4,6 +4,8 @@ import json
 
 from reference.cli import exit_code, main
 from reference.harness.result import Result
+from reference.lessons import LESSONS
+from reference.variants import SHIPPED
 
 
 def test_json_lists_every_lesson_with_expected_verdicts(capsys):
