@@ -15,8 +15,10 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
     assert got == {
         ("failed-resurrect", "buggy"): "bug",
         ("failed-resurrect", "fixed"): "ok",
+        ("failed-resurrect", "hardened"): "ok",
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
+        ("live-set-race", "hardened"): "ok",
     }
     assert set(results[0]) == {
         "lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"

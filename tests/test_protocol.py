@@ -116,7 +116,10 @@ def test_cli_impl_by_path_and_by_name():
 def test_pytest_impl_runs_every_lesson_against_the_module():
     buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy")
     assert buggy.returncode == 1
-    assert f"{len(LESSONS)} failed in" in buggy.stdout  # only the lesson checks were collected
+    failed = {
+        line.split("[")[1].split("]")[0] for line in buggy.stdout.splitlines() if "test_lesson_holds[" in line
+    }
+    assert failed == set(LESSONS), "every lesson check ran and failed on the buggy module"
     assert "failed-resurrect on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
