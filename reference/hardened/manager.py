@@ -10,10 +10,12 @@ after; their diff is exactly the two fixes. Everything else is in `common/manage
 import itertools  # HARDEN(room-reuse): lifecycle ids; logging: HARDEN(supervised-loops)
 import logging
 import traceback
+from typing import Any
 
 from reference.common.manager import ManagerBase
 from reference.status import KVPoll
 
+FAILED, BOOTSTRAPPING = KVPoll.Failed, KVPoll.Bootstrapping  # HARDEN(room-reuse): no enum lookups per call
 log = logging.getLogger("reference.hardened.manager")  # HARDEN(supervised-loops): loops log, never vanish
 
 
@@ -22,6 +24,7 @@ class KVManager(ManagerBase):
         super().__init__(*args, **kwargs)
         self.room_lifecycle: dict[int, int] = {}  # which request owns each open room id
         self.awaiting_transfer: set[int] = set()  # rooms whose current request sent its metadata
+        self.receivers: dict[int, Any] = {}  # the open request of each room (a receiver)
         self._lifecycles = itertools.count(1)
         self.heartbeat_errors: list[str] = []
         watch = getattr(self.transport, "on_peer_gone", None)
@@ -29,7 +32,7 @@ class KVManager(ManagerBase):
             watch(self._on_peer_gone)
 
     def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
-        if status == KVPoll.Bootstrapping:  # HARDEN(room-reuse): only an opening status starts a lifecycle
+        if status == BOOTSTRAPPING:  # HARDEN(room-reuse): only an opening status starts a lifecycle
             self._open_lifecycle(bootstrap_room)
             return
         if bootstrap_room not in self.request_status:
@@ -38,18 +41,19 @@ class KVManager(ManagerBase):
             return  # HARDEN(room-reuse): nor does any other status create a room
         elif status == KVPoll.Failed:
             self.request_status[bootstrap_room] = KVPoll.Failed
-        elif self.request_status[bootstrap_room] == KVPoll.Failed:  # HARDEN(room-reuse): Failed is terminal
+        elif self.request_status[bootstrap_room] == FAILED:  # HARDEN(room-reuse): Failed is terminal
             return
         else:
             self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
 
     def _open_lifecycle(self, room: int) -> None:  # HARDEN(room-reuse): leftovers of the last request go
-        with self.failure_lock:
-            self.failure_records.pop(room, None)
+        if room in self.failure_records:
+            with self.failure_lock:
+                self.failure_records.pop(room, None)
         self.prefill_response_tracker.pop(room, None)
         self.awaiting_transfer.discard(room)
         self.room_lifecycle[room] = next(self._lifecycles)
-        self.request_status[room] = KVPoll.Bootstrapping
+        self.request_status[room] = BOOTSTRAPPING
 
     def owns(self, room: int, lifecycle: int) -> bool:  # HARDEN(room-reuse): is this request still the room's
         return self.room_lifecycle.get(room) == lifecycle
@@ -67,6 +71,7 @@ class KVManager(ManagerBase):
 
     def clear(self, bootstrap_room: int) -> None:  # HARDEN(failure-records): a cleared room leaves nothing
         self.request_status.pop(bootstrap_room, None)
+        self.receivers.pop(bootstrap_room, None)
         self.room_lifecycle.pop(bootstrap_room, None)
         self.awaiting_transfer.discard(bootstrap_room)
         with self.failure_lock:
@@ -96,6 +101,9 @@ class KVManager(ManagerBase):
             for key, infos in list(self.connection_pool.items()):
                 if any(f"tcp://{i.get('rank_ip')}:{i.get('rank_port')}" == endpoint for i in infos):
                     del self.connection_pool[key]
+        for receiver in list(self.receivers.values()):  # requests waiting on it: resend on their next poll
+            if receiver.sent_to(endpoint):
+                receiver.lost_peer = True
 
     def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
         addr = failed_bootstrap_addr

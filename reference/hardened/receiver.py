@@ -30,6 +30,9 @@ class KVReceiver(ReceiverBase):
         self.lifecycle = mgr.room_lifecycle.get(bootstrap_room)  # HARDEN(room-reuse): which request we are
         self._prefill_missing_since: float | None = None  # HARDEN(restart-recovery): wait for a prefill
         self._deferred_indices: list[int] | None = None  # that is restarting, metadata held until it is up
+        self._sent_indices: list[int] | None = None  # HARDEN(restart-recovery): resent if the peer died
+        self.lost_peer = False  # set by the manager when a prefill rank we sent to went away
+        mgr.receivers[bootstrap_room] = self
 
     def _owns_room(self) -> bool:  # HARDEN(room-reuse): a request whose room id was reused writes nothing
         return self.kv_mgr.owns(self.bootstrap_room, self.lifecycle)
@@ -101,6 +104,7 @@ class KVReceiver(ReceiverBase):
                 self._fail_send(info, exc)
                 return
         self.init_time = self.kv_mgr.clock.now()
+        self._sent_indices = list(kv_indices)  # HARDEN(restart-recovery)
 
     def _check_waiting_timeout(self) -> KVPoll:
         if not self._waiting_timed_out():
@@ -128,6 +132,21 @@ class KVReceiver(ReceiverBase):
         self.clear()
         return KVTransferError(self.bootstrap_room, reason)
 
+    def sent_to(self, endpoint: str) -> bool:  # HARDEN(restart-recovery): waiting on that prefill rank?
+        infos = (self.bootstrap_infos or []) if self.init_time is not None else []
+        return any(f"tcp://{i.get('rank_ip')}:{i.get('rank_port')}" == endpoint for i in infos)
+
+    def _resend_after_peer_loss(self) -> None:  # HARDEN(restart-recovery): the prefill died before it
+        self.lost_peer = False  # answered, so no KV of ours moved: ask its successor, same pages
+        if self.kv_mgr.request_status.get(self.bootstrap_room) != KVPoll.WaitingForInput:
+            return
+        self.invalidate_cached_bootstrap_infos()
+        self.kv_mgr.prefill_response_tracker.pop(self.bootstrap_room, None)
+        self.bootstrap_infos, self.init_time = None, None
+        self._deferred_indices = self._sent_indices
+        self._prefill_missing_since = self.kv_mgr.clock.now()
+        self._last_fetch = self._prefill_missing_since - self.RETRY_S
+
     # HARDEN(restart-recovery): a route fetch that fails (the prefill is down or not yet
     # registered) is retried on each poll, at most every RETRY_S, until the waiting timeout;
     # metadata sent meanwhile is held and sent once the new prefill answered.
@@ -141,6 +160,8 @@ class KVReceiver(ReceiverBase):
         return now - self._prefill_missing_since < self.kv_mgr.config.waiting_timeout
 
     def poll(self) -> KVPoll:  # HARDEN(restart-recovery): retry the route fetch while waiting for the prefill
+        if self.lost_peer and self.conclude_state is None:
+            self._resend_after_peer_loss()
         if self._prefill_missing_since is not None and self.conclude_state is None and self._retry_due():
             self._setup_bootstrap_infos()
             if self.bootstrap_infos is not None and self.conclude_state is None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
+from reference.lessons.failure_records.ending import end_with_failure
 from reference.lessons.stale_bootstrap.world import CONFIG, open_world
 
 CYCLES = 400
@@ -51,7 +52,7 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             receiver.init(0)
             receiver.send_metadata(world._pages())
             receiver.abort()
-            receiver.failure_exception()
+            end_with_failure(receiver)  # upstream's raises it, ours returns it
             receiver.abort()  # late: the scheduler's AbortReq raced the request's end
             if cycle % PRUNE_EVERY == 0:
                 world.clock.advance(CONFIG.heartbeat_interval)

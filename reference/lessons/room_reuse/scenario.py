@@ -27,6 +27,7 @@ from typing import Any
 from reference import wire
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
+from reference.lessons.failure_records.ending import end_with_failure
 from reference.lessons.stale_bootstrap.world import TP_SIZE, World, open_world
 from reference.status import KVPoll
 
@@ -48,7 +49,7 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         first.init(0)
         first.send_metadata(world._pages())
         first.abort()
-        first.failure_exception()
+        end_with_failure(first)  # upstream's raises it, ours returns it
         timeline.append(Event(0, "A aborted and cleared", f"room {room}"))
         second = variant.KVReceiver(world.manager, world.addr, room)
         second.init(0)
