@@ -101,3 +101,29 @@ def test_expectations_per_variant():
         assert shipped("fixed").expected_for(lesson) == "bug"
         assert shipped("hardened").expected_for(lesson) == "ok"
     assert shipped("fixed").expected_for("stale-bootstrap") == "ok"
+
+
+@pytest.mark.lesson(id="restart-recovery")
+def test_hardened_resends_a_request_caught_by_the_kill_to_the_new_prefill():
+    """Metadata sent, the answers held up, the prefill dies and a new one registers: the
+    hardened receiver resends the same pages to the new ranks on its next poll."""
+    import reference.hardened
+    from reference import wire
+    from reference.lessons.stale_bootstrap.world import TP_SIZE, open_world
+    from reference.status import KVPoll
+
+    with open_world(reference.hardened, "mock") as world:
+        world.start()
+        world.transport.delay(60.0, count=TP_SIZE, tag=wire.STATUS)  # the old ranks' answers never come
+        receiver = reference.hardened.KVReceiver(world.manager, world.addr, 7)
+        receiver.init(0)
+        pages = world._pages()
+        receiver.send_metadata(pages)
+        old = list(world.prefill.rank_ports)
+        world.prefill.restart()
+        assert receiver.lost_peer, "the manager flagged the request waiting on the dead ranks"
+        assert receiver.poll() == KVPoll.Success
+        ports = [int(info["rank_port"]) for info in receiver.bootstrap_infos]
+        assert ports == world.prefill.rank_ports and not set(ports) & set(old)
+        assert world._bytes_ok(7, receiver.bootstrap_infos, pages)
+        receiver.clear()
