@@ -18,7 +18,7 @@
 #
 # `python -m benchmarks` measures the four fixes side by side with their buggy forms and writes
 # its results to `benchmarks/results/`. This notebook loads the committed run (it does not run
-# anything heavy) and draws it from the JSON with the benchmarks' own plot code. The README's
+# anything heavy) and draws it from the JSON with the benchmarks' own plot code.
 # `benchmarks/README.md` describes each benchmark in full; here are the pictures and how to read
 # them.
 #
