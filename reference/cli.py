@@ -85,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeat", type=_repeat, default=0, help=f"stress trials, at most {MAX_REPEAT}")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
     parser.add_argument(
-        "--timeout", type=_seconds, metavar="S", help="time bound per import and per lesson (default 20 s)"
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="time bound per import and per lesson (default 20 s, loopback lessons 45 s)",
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
     explore_cli.add_arguments(parser)

@@ -92,6 +92,7 @@ def test_bad_flags_get_one_line_and_exit_2(args, line, capsys):
 ERRORS = [
     (["--repeat", "1000000000"], 2, "python -m reference: error: argument --repeat: at most 10000 trials"),
     (["--impl", "no_such_module_here"], 2, "cannot import --impl module 'no_such_module_here'"),
+    (["--sglang", "README.md"], 2, "error: --sglang README.md: a file must be an sglang wheel (.whl)"),
     (["--impl", f"{BAD}/missing.py"], 2, f"cannot import --impl module '{BAD}/missing.py': ImportError"),
     (
         ["--impl", f"{BAD}/raises_at_import.py"],

@@ -22,6 +22,7 @@ import pytest
 from reference.harness.isolation import (
     DEFAULT_TIMEOUT,
     PER_TRIAL,
+    PROCESSES_TIMEOUT,
     Interrupted,
     IsolationError,
     Watch,
@@ -172,6 +173,7 @@ def test_the_default_bound_grows_with_the_stress_trials():
     assert budget(race, Options(repeat=1000), None) == DEFAULT_TIMEOUT + 1000 * PER_TRIAL
     assert budget(plain, Options(repeat=1000), None) == DEFAULT_TIMEOUT  # no stress mode
     assert budget(race, Options(repeat=1000), 3.0) == 3.0  # an explicit --timeout is exact
+    assert budget(race, Options(transport="loopback"), None) == PROCESSES_TIMEOUT
 
 
 def test_stuck_at_prefers_the_variants_code_over_the_harness():

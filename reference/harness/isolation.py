@@ -33,9 +33,14 @@ from reference.harness import worker
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
 from reference.harness.stacks import stuck_at
+from reference.transport.kits import kit
 from reference.variants import VariantSpec
 
-DEFAULT_TIMEOUT = 20.0  # seconds: the import, and each lesson (mock ~0.05 s, loopback ~5 s)
+# Default time bounds, in seconds. A mock lesson takes ~0.05 s; a loopback one, with real
+# processes and upstream's 1 s send timeouts, 2 to 10 s, and up to 19 s measured on this
+# 2-core machine under a load average of 12.
+DEFAULT_TIMEOUT = 20.0  # the import, and each lesson on an in-process transport (mock)
+PROCESSES_TIMEOUT = 45.0  # each lesson on a transport with real processes (loopback)
 PER_TRIAL = 0.05  # seconds added per --repeat trial to the default (a trial takes ~8 ms)
 MAX_REPEAT = 10_000
 MAX_TIMEOUT = 3600.0
@@ -74,7 +79,8 @@ def budget(lesson: Lesson, options: Options, timeout: float | None) -> float:
     if timeout is not None:
         return timeout
     trials = options.repeat if lesson.stress is not None else 0
-    return DEFAULT_TIMEOUT + PER_TRIAL * trials
+    base = DEFAULT_TIMEOUT if kit(options.transport).in_process else PROCESSES_TIMEOUT
+    return base + PER_TRIAL * trials
 
 
 def run_isolated(
