@@ -85,6 +85,7 @@ def pytest_collection_modifyitems(items):
 # `pytest --impl MODULE` (tests/impl_option.py): its option, hooks and `impl_variant`.
 from impl_option import (  # noqa: E402, F401
     add_impl_option,
+    explore_variant,
     impl_timeout,
     impl_variant,
     pytest_configure,

@@ -19,10 +19,10 @@ CLAIMED = [
 
 
 @pytest.mark.parametrize(("lesson", "prop"), CLAIMED)
-def test_property_holds(impl_variant, lesson, prop):
-    (finding,) = explore_json("--impl", impl_variant.name, "--lesson", lesson, "--property", prop)
+def test_property_holds(explore_variant, lesson, prop):
+    (finding,) = explore_json("--impl", explore_variant.name, "--lesson", lesson, "--property", prop)
     if finding["verdict"] != "ok":
         trace = f"\n  schedule: {finding['schedule']}\n{finding['trace']}" if finding["schedule"] else ""
         verdict = f"{finding['verdict']}: {finding['symptom']}"
-        pytest.fail(f"{lesson}/{prop} on {impl_variant.name}: {verdict}{trace}", pytrace=False)
+        pytest.fail(f"{lesson}/{prop} on {explore_variant.name}: {verdict}{trace}", pytrace=False)
     assert finding["interleavings"] > 0

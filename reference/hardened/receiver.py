@@ -101,6 +101,9 @@ class KVReceiver(ReceiverBase):
                     sock.send(self._metadata_frames(kv_indices))
             except TransportError as exc:
                 self.invalidate_cached_bootstrap_infos()  # FIX(stale-bootstrap): on send failure
+                if self._wait_for_prefill():  # HARDEN(restart-recovery): the rank is gone; ask its
+                    self.bootstrap_infos, self._deferred_indices = None, list(kv_indices)  # successor
+                    return
                 self._fail_send(info, exc)
                 return
         self.init_time = self.kv_mgr.clock.now()
