@@ -38,12 +38,18 @@ def overhead_ratios(overhead: dict[str, Any], path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yticks(range(len(pairs)), names, fontsize=8)
     ax.invert_yaxis()
-    ax.set_xlabel("fixed / buggy, median time per op (log scale; < 1: the fix is cheaper)")
+    ax.set_xlabel("fixed / buggy (bars) and hardened / buggy (diamonds), median time per op (log scale)")
     for bar, p in zip(bars, pairs, strict=True):
         label = f" {p['ratio']:.2f}x ({_ns(p['added_ns'])})" if p["ratio"] else " n/a"
         ax.text(
             max(1.0, p["ratio"] or 1.0), bar.get_y() + bar.get_height() / 2, label, va="center", fontsize=7
         )
+    hardened = [(i, p["hardened_ratio"]) for i, p in enumerate(pairs) if p.get("hardened_ratio")]
+    if hardened:
+        ax.scatter([r for _, r in hardened], [i for i, _ in hardened], marker="D", s=18, color="tab:green",
+                   zorder=3, label="hardened / buggy")  # fmt: skip
+        ax.legend(loc="lower right", fontsize=7)
+    ratios += [r for _, r in hardened]
     ax.set_xlim(min([*ratios, 1.0]) / 1.5, max([*ratios, 1.0]) * 8)
     ax.set_title(f"Lock overhead of the fixes ({overhead['mode']} run)")
     fig.tight_layout()

@@ -2,8 +2,11 @@
 
 A variant is any importable module exposing some of `KVManager`, `KVReceiver`,
 `BootstrapServer` and `DPDispatcher` (the protocol is in README.md, "The variant
-protocol"). The shipped ones are `reference.buggy` (expected verdict `bug`) and
-`reference.fixed` (expected `ok`); a module given with `--impl` is expected `ok`.
+protocol"). The shipped ones are `reference.buggy` (expected verdict `bug`),
+`reference.fixed` (upstream's fixes: `ok` on the four upstream-fix lessons, `bug` on the
+residual lessons those fixes leave open) and `reference.hardened` (`ok` everywhere). A
+module given with `--impl` is expected `ok` everywhere: the residual lessons are holes
+a complete fix closes, so a module with upstream's fixes only reads `bug !` there.
 """
 
 from __future__ import annotations
@@ -23,10 +26,22 @@ from reference.protocol import missing_members
 
 Expected = Literal["bug", "ok", "latent"]  # latent: upstream versions only
 
+# Lessons about holes upstream's four fixes leave open (reference/hardened closes them).
+RESIDUAL_LESSON_IDS = (
+    "restart-recovery",
+    "room-reuse",
+    "failure-records",
+    "supervised-loops",
+    "stale-tracker",
+)
+
 SHIPPED: dict[str, tuple[str, Expected]] = {
     "buggy": ("reference.buggy", "bug"),
     "fixed": ("reference.fixed", "ok"),
+    "hardened": ("reference.hardened", "ok"),
 }
+# Per-lesson expectations that differ from a shipped variant's default.
+SHIPPED_EXPECTATIONS: dict[str, dict[str, Expected]] = {"fixed": dict.fromkeys(RESIDUAL_LESSON_IDS, "bug")}
 
 
 class VariantError(Exception):
@@ -75,7 +90,7 @@ def declared_unavailable(module: ModuleType, names: tuple[str, ...]) -> dict[str
 
 def shipped(name: str) -> Variant:
     module_name, expected = SHIPPED[name]
-    return Variant(name, importlib.import_module(module_name), expected)
+    return Variant(name, importlib.import_module(module_name), expected, SHIPPED_EXPECTATIONS.get(name, {}))
 
 
 def load_impl(module_name: str) -> Variant:

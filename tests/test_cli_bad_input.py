@@ -53,7 +53,7 @@ def run_cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
 
 FLAGS = [
     (["--lesson", "nope"], "invalid choice: 'nope' (choose from"),
-    (["--variant", "nope"], "invalid choice: 'nope' (choose from 'buggy', 'fixed')"),
+    (["--variant", "nope"], "invalid choice: 'nope' (choose from 'buggy', 'fixed', 'hardened')"),
     (["--transport", "udp"], "invalid choice: 'udp'"),
     (["--seed", "x"], "expected an integer, got 'x'"),
     (["--repeat", "-1"], "expected an integer >= 0"),

@@ -1,6 +1,7 @@
 """Every check of every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
-Without `--impl` the module is `reference.fixed` (see reference/harness/pytest_plugin.py).
+Without `--impl` the module is `reference.hardened` (ok on every lesson, the residual
+ones included; see reference/harness/pytest_plugin.py).
 One test per check (the lesson's story is its first check, `story`), each run as the CLI
 runs it: in a worker process under the same time bound, so a variant that hangs fails its
 test with `unknown: hit its time bound` instead of hanging pytest. A failure prints the

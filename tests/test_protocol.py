@@ -106,13 +106,14 @@ def test_cli_impl_by_path_and_by_name():
     by_path = run(
         "-m", "reference", "--impl", "notebooks/exercises/my_fix", "--lesson", "failed-resurrect", "--json"
     )
-    by_name = run("-m", "reference", "--impl", "reference.fixed", "--json")
+    by_name = run("-m", "reference", "--impl", "reference.hardened", "--json")  # --impl: ok everywhere
     assert by_path.returncode == 1, by_path.stderr
     assert json.loads(by_path.stdout)["results"][0]["verdict"] == "bug"
     assert by_name.returncode == 0, by_name.stderr
     assert {r["verdict"] for r in json.loads(by_name.stdout)["results"]} == {"ok"}
 
 
+@pytest.mark.timeout(180)  # a whole pytest session in a child process
 def test_pytest_impl_runs_every_lesson_against_the_module():
     buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy", "tests/test_impl.py")
     assert buggy.returncode == 1

@@ -149,7 +149,7 @@ def test_cli_json_on_loopback_exits_0():
     )
     assert proc.returncode == 0, proc.stderr
     verdicts = {r["variant"]: r["verdict"] for r in json.loads(proc.stdout)["results"]}
-    assert verdicts == {"buggy": "bug", "fixed": "ok"}
+    assert verdicts == {"buggy": "bug", "fixed": "ok", "hardened": "ok"}
 
 
 def test_fixed_form_swallows_an_exception_in_a_background_loop():

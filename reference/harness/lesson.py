@@ -20,10 +20,11 @@ from reference.harness.checks import STORY, Body, Check, overall, summary
 from reference.harness.options import Options
 from reference.harness.result import CheckResult, Observation, Result
 from reference.transport.kits import kit
-from reference.variants import Variant
+from reference.variants import RESIDUAL_LESSON_IDS, Variant
 
 # Stable ids, used in test markers, CLI flags, JSON, tags in variant diffs, notebooks.
-LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+UPSTREAM_FIX_LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+LESSON_IDS = UPSTREAM_FIX_LESSON_IDS + RESIDUAL_LESSON_IDS
 
 
 @dataclass(frozen=True)

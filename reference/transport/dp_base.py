@@ -55,6 +55,7 @@ class ExitNotices:
         self._unread: list[int] = []
         self._waiters: MutableSet[asyncio.Event] = set() if hold_waiters else weakref.WeakSet()
         self.posted = 0
+        self._error: BaseException | None = None
 
     @property
     def unread(self) -> int:
@@ -67,9 +68,18 @@ class ExitNotices:
         for waiter in list(self._waiters):
             waiter.set()
 
+    def fail(self, error: BaseException) -> None:
+        """The pool's exit reader broke: the next `next()` raises `error` once (a fault to inject)."""
+        self._error = error
+        for waiter in list(self._waiters):
+            waiter.set()
+
     async def next(self) -> int:
         """Wait for the next worker exit and return its rank."""
         while not self._unread:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
             waiter = asyncio.Event()
             self._waiters.add(waiter)
             try:

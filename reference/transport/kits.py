@@ -36,8 +36,15 @@ class Kit:
         """Every rank lives in this process (no bytes cross processes)."""
         return self.name in IN_PROCESS
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
-        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes."""
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
+        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes;
+        `watch_peers`: it counts PUSH-socket peers that went away (`peers_gone`, `wait_peers_gone`)."""
         raise NotImplementedError
 
     def prefill(
@@ -61,8 +68,14 @@ class Kit:
 class MockKit(Kit):
     name = "mock"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
-        from reference.transport.mock import MockNetwork
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
+        from reference.transport.mock import MockNetwork  # counts peers gone always, synchronously
 
         net = MockNetwork(clock, immediate=sockets.immediate)
         stack.callback(net.close)
@@ -94,10 +107,16 @@ class MockKit(Kit):
 class LoopbackKit(Kit):
     name = "loopback"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
         from reference.transport.loopback import LoopbackTransport
 
-        loopback = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
+        loopback = LoopbackTransport(sockets.send_timeout, sockets.immediate, watch_peers=watch_peers)
         stack.callback(loopback.close)
         return loopback
 
