@@ -30,7 +30,7 @@ import reference.buggy
 import reference.fixed
 from reference.lessons.failed_resurrect import teaching as resurrect
 from reference.status import KVPoll
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -169,6 +169,64 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
 resurrect.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the buggy `update_status`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson failed-resurrect --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed, which check fails, and what does it observe in `request_status`?
+
+# %%
+# EXERCISE: make a late Failed for a cleared room do nothing (as committed: the buggy method)
+import reference.buggy
+from reference.status import KVPoll
+
+
+class KVManager(reference.buggy.KVManager):
+    def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
+        if bootstrap_room not in self.request_status:
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
+
+
+# %%
+exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}))
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# Leave `update_status` alone and make `clear()` keep a Failed *tombstone* for the room
+# instead of removing it: a late Failed then finds the room present, and "nothing is
+# resurrected". Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: a tombstone instead of removal
+class TombstoneKVManager(reference.buggy.KVManager):
+    def clear(self, bootstrap_room: int) -> None:
+        self.request_status[bootstrap_room] = KVPoll.Failed
+
+
+# %%
+exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": TombstoneKVManager}))
+
+# %% [markdown]
+# Rejected: the tombstone *is* the leak, under another name: the table still grows by one
+# entry per finished request, and the check reads the table, not the code path. (The
+# lesson's gallery of wrong fixes, in `reference/lessons/failed_resurrect/`, has more.)
 
 # %% [markdown]
 # ## Going further

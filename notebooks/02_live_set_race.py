@@ -30,7 +30,7 @@
 import reference.buggy
 import reference.fixed
 from reference.lessons.live_set_race import teaching as live_set
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -160,6 +160,8 @@ plots.counts_picture(
 # finishing half of 2000 rooms, with no hooks and a tiny thread switch interval. It reports a
 # rate with its seed. The rate varies with the machine and its load; zero fires would prove
 # nothing, which is why the verdict above comes from the hooked run and never from this.
+# (The committed output shows a non-zero count as `'N>0'`, since it changes every run; run
+# the cell to see yours.)
 
 # %%
 stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("buggy", "fixed")]
@@ -204,6 +206,72 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
 live_set.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the buggy `_handle_node_failure`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson live-set-race --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed, which thread dies, and how many of the affected rooms get failed?
+
+# %%
+# EXERCISE: make the handler iterate what no other thread can change (as committed: buggy)
+import reference.buggy
+
+
+class KVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = self.addr_to_rooms_tracker.get(addr, set())
+            self.addr_to_rooms_tracker.pop(addr, None)
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+
+
+# %%
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}))
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# `pop` the set out of the tracker under the lock: the table no longer holds it, so
+# "nobody else can reach it". Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: pop the set under the lock
+class PopKVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = self.addr_to_rooms_tracker.pop(addr, set())
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+
+
+# %%
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}))
+
+# %% [markdown]
+# Rejected: the status thread fetched its reference to the set *before* the pop, and
+# discards from that same object while the handler iterates it. Popping moves the set out
+# of the table, not out of reach: only a private copy is safe to iterate.
 
 # %% [markdown]
 # ## Going further

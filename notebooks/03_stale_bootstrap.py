@@ -28,7 +28,7 @@
 
 # %%
 from reference.lessons.stale_bootstrap import teaching as stale
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -184,6 +184,64 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
 stale.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the fixed receiver with its invalidation emptied (the whole fix spans five methods;
+# this exercise is its heart: which cached entry to drop), as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson stale-bootstrap --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed (nothing is ever invalidated), how many requests
+# succeed after the restart?
+
+# %%
+# EXERCISE: drop the cached entry this receiver used, and only that one (as committed: none)
+import reference.fixed
+
+
+class KVReceiver(reference.fixed.KVReceiver):
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        self._connection_pool_entries.clear()
+
+
+# %%
+exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVReceiver}))
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# Drop every key this receiver used from `connection_pool`, under the lock: "the stale
+# entry is gone, the next request re-fetches". (It is `by_key` in the lesson's gallery of
+# wrong fixes.) Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: invalidate by key
+class ByKeyKVReceiver(reference.fixed.KVReceiver):
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        with self.kv_mgr.connection_lock:
+            for key in self._connection_pool_entries:
+                self.kv_mgr.connection_pool.pop(key, None)
+        self._connection_pool_entries.clear()
+
+
+# %%
+exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ByKeyKVReceiver}))
+
+# %% [markdown]
+# Rejected by `replacement-survives` (once the lesson's full checklist is in; the story
+# alone cannot see it): a receiver that fails late, still holding the pre-restart
+# generation, drops the *new* generation another receiver installed meanwhile. Identity
+# (`is`), not the key, says which entry is stale.
 
 # %% [markdown]
 # ## Going further

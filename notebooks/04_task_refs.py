@@ -28,7 +28,7 @@
 
 # %%
 from reference.lessons.task_refs import teaching as tasks
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -179,6 +179,76 @@ ANSWER = None  # your prediction: "a", "b", "c" or "d"
 
 # %%
 tasks.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the buggy `DPDispatcher.start` and `BootstrapServer._start_background_tasks`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson task-refs --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed, which loop does `gc.collect()` destroy first,
+# and what does the dispatcher then miss?
+
+# %%
+# EXERCISE: keep every background loop alive until it ends (as committed: the buggy methods)
+import asyncio
+
+import reference.buggy
+
+
+class DPDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        asyncio.create_task(self._result_listener())  # noqa: RUF006 (ruff sees the bug too)
+        asyncio.create_task(self._worker_watchdog())  # noqa: RUF006
+        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
+
+
+class BootstrapServer(reference.buggy.BootstrapServer):
+    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.create_task(self._cleanup_expired_entries())
+
+
+# %%
+exercises.check_fix(
+    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
+)
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# "Save a reference to the result of `create_task`": keep the tasks in a list, with a done
+# callback, as the asyncio docs say. Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: hold the tasks in a local list
+class LocalListDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        tasks = []
+        for body in (self._result_listener(), self._worker_watchdog(), self._cleanup_stale_mappings()):
+            task = asyncio.create_task(body)
+            tasks.append(task)
+            task.add_done_callback(tasks.remove)
+
+
+# %%
+exercises.check_fix(
+    "task-refs",
+    exercises.variant_from({"DPDispatcher": LocalListDispatcher, "BootstrapServer": BootstrapServer}),
+)
+
+# %% [markdown]
+# Rejected: the list is a local variable and dies when `start()` returns; a done callback
+# is held *by* the task, not the other way round. The reference must live as long as the
+# owner (`self`), which is what the asyncio documentation's `background_tasks` set does.
 
 # %% [markdown]
 # ## Going further

@@ -29,6 +29,9 @@ class PngPicture:
     def _repr_png_(self) -> bytes:
         return self.png
 
+    def __repr__(self) -> str:  # stable text (no address): committed outputs stay identical
+        return f"PngPicture({len(self.png)} bytes)"
+
 
 def load(name: str, folder: Path = RESULTS) -> Payload:
     path = folder / f"{name}.json"

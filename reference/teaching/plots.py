@@ -33,8 +33,13 @@ class Picture:
 
     def png(self) -> bytes:
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        self.figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight", metadata={"Software": None})
         return buffer.getvalue()
+
+    def __repr__(self) -> str:  # stable text (no address): committed outputs stay identical
+        titles = [ax.get_title(loc) for ax in self.figure.axes for loc in ("left", "center", "right")]
+        suptitle = self.figure.get_suptitle() if hasattr(self.figure, "get_suptitle") else ""
+        return f"Picture({next((t for t in [suptitle, *titles] if t), '')!r})"
 
     def _repr_png_(self) -> bytes:
         return self.png()
