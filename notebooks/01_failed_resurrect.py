@@ -16,8 +16,8 @@
 # %% [markdown]
 # # Lesson 1: a late Failed resurrects a cleared room
 #
-# Lesson id `failed-resurrect` · upstream fix: sglang PR #24539, the follow-up of PR #24522
-# (both first released in sglang 0.5.12) · component: the decode-side status manager,
+# Lesson id `failed-resurrect` · upstream fix: sglang [PR #24539](https://github.com/sgl-project/sglang/pull/24539), the follow-up of [PR #24522](https://github.com/sgl-project/sglang/pull/24522)
+# (both first released in [sglang 0.5.12](https://pypi.org/project/sglang/0.5.12/)) · component: the decode-side status manager,
 # `update_status`.
 #
 # What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
@@ -48,10 +48,9 @@ from reference.teaching import diffs, exercises, plots, runs, sequences
 # When a request finishes, its receiver's `clear()` pops the room from the table. Nothing else
 # ever removes an entry.
 #
-# **PR #24522** ("Fix missing update_status call in abort() across all KV backends") made
+# **[PR #24522](https://github.com/sgl-project/sglang/pull/24522)** ("Fix missing update_status call in abort() across all KV backends") made
 # `abort()` write Failed into the manager's table, not only into the receiver's local latch.
-# The same day its follow-up, **PR #24539**
-# (<https://github.com/sgl-project/sglang/pull/24539>), named what that opened up. Its
+# The same day its follow-up, **[PR #24539](https://github.com/sgl-project/sglang/pull/24539)**, named what that opened up. Its
 # description lists two problems:
 #
 # 1. **A memory leak.** A late abort, or any asynchronous Failed (a timeout, a status thread),
@@ -140,7 +139,7 @@ print(resurrect.both_forms_reused("abort-after-open"))
 
 # %% [markdown]
 # Once B has opened room 7 the room is present, and a Failed write for a present room still
-# overwrites it, in both forms. This is exactly the pollution the PR describes, and #24539 does
+# overwrites it, in both forms. This is exactly the pollution the PR describes, and [#24539](https://github.com/sgl-project/sglang/pull/24539) does
 # not prevent it: the manager cannot tell A's news from B's, because both are keyed by the same
 # room. (The other order is the exercise below.)
 #
@@ -151,8 +150,9 @@ print(resurrect.both_forms_reused("abort-after-open"))
 {form.__name__: resurrect.failed_then_lifted(form) for form in (reference.buggy, reference.fixed)}
 
 # %% [markdown]
-# This was flagged in the upstream review of PR #19205; sglang 0.5.20 reworked `update_status`
-# so that Failed is terminal and only Bootstrapping or WaitingForInput may create an entry.
+# This was flagged in the upstream review of [PR #19205](https://github.com/sgl-project/sglang/pull/19205). Making Failed terminal (and letting
+# only Bootstrapping or WaitingForInput create an entry) is what a fuller fix would do; we
+# have not tied such a change to a release, so we make no claim about which version has it.
 # Also still open: `request_status` has no lock, so `clear()` and `update_status` on two threads
 # can interleave between the `in` check and the write.
 

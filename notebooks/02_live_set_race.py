@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 2: iterating a live set outside its lock kills the heartbeat
 #
-# Lesson id `live-set-race` · upstream fix: sglang PR #36351 (first released in sglang 0.5.19)
+# Lesson id `live-set-race` · upstream fix: sglang [PR #36351](https://github.com/sgl-project/sglang/pull/36351) (first released in [sglang 0.5.19](https://pypi.org/project/sglang/0.5.19/))
 # · component: the decode-side status manager, `_handle_node_failure`.
 #
 # What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
@@ -51,7 +51,7 @@ from reference.teaching import diffs, exercises, plots, runs, sequences
 # `tracker.get(addr)`: the *live set object*, not a copy, iterated in step 2 after the lock is
 # gone.
 #
-# **PR #36351** (<https://github.com/sgl-project/sglang/pull/36351>) points out
+# **[PR #36351](https://github.com/sgl-project/sglang/pull/36351)** points out
 # that this is safe only as long as every other code path that mutates those sets behaves. Its
 # author walked through all of them: code that re-indexes `tracker[addr]` gets a fresh set once
 # the handler has popped the old one, and mooncake's pruning iterates a copy under the lock. But
@@ -147,10 +147,10 @@ plots.timeline_picture(
 plots.counts_picture(
     [buggy, fixed],
     {
-        "first_failed": ("rooms failed, 1st prefill", 3),
-        "later_failed": ("rooms failed, 2nd prefill", 2),
+        "first_failed": ("of 3 rooms on the 1st prefill,\nfailed", 3),
+        "later_failed": ("of 2 rooms on the 2nd prefill,\nfailed", 2),
     },
-    "Rooms failed after each prefill died (dotted: how many should be)",
+    "Rooms failed after each prefill died (dotted: what a correct run gives)",
 )
 
 # %% [markdown]
@@ -182,10 +182,9 @@ print(live_set.both_forms(live_set.stale_pop))
 # %% [markdown]
 # Room 9 is no longer tracked, so when the restarted prefill dies too, the handler fails
 # nothing and room 9 waits in WaitingForInput. This needs the cleanup to stall across a failure
-# and a restart: the hook makes it certain, production makes it rare. Mori's helper was removed
-# in sglang 0.5.20.
+# and a restart: the hook makes it certain, production makes it rare.
 #
-# Also still open after #36351:
+# Also still open after [#36351](https://github.com/sgl-project/sglang/pull/36351):
 #
 # - `_handle_node_failure` is still not inside a try in the heartbeat loop: any other exception
 #   there (a failing disconnect, a bug in a backend's override) still ends failure detection

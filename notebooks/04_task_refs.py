@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 4: a bare `create_task` lets the garbage collector stop a background loop
 #
-# Lesson id `task-refs` · upstream fix: sglang PR #33048 (first released in sglang 0.5.19) ·
+# Lesson id `task-refs` · upstream fix: sglang [PR #33048](https://github.com/sgl-project/sglang/pull/33048) (first released in [sglang 0.5.19](https://pypi.org/project/sglang/0.5.19/)) ·
 # components: the multimodal encoder's DP dispatcher and the bootstrap server's cleanup task.
 #
 # What you will do, in about an hour: read what upstream saw (and what it argued about), draw
@@ -39,7 +39,7 @@ from reference.teaching import diffs, exercises, plots, runs, sequences
 # is still pending; Python then logs "Task was destroyed but it is pending!" and the coroutine
 # simply stops.
 #
-# **PR #33048** (<https://github.com/sgl-project/sglang/pull/33048>) scanned
+# **[PR #33048](https://github.com/sgl-project/sglang/pull/33048)** scanned
 # `srt/disaggregation/` with an AST walk for `create_task`/`ensure_future` results thrown away as
 # bare expressions and found five. Four are process-lifetime loops, the worst case if collected:
 #
@@ -52,12 +52,12 @@ from reference.teaching import diffs, exercises, plots, runs, sequences
 # The fifth, an encode task, turned out to be held by an `asyncio.wait` set after a refactor,
 # and its hunk was dropped in the rebase. The fix follows the pattern `MMEncoder` already used:
 # a `background_tasks` set holds each task, and `task.add_done_callback(set.discard)` releases
-# it when it finishes. Two files, +17/-4, first released in sglang 0.5.19.
+# it when it finishes. Two files, +17/-4, first released in [sglang 0.5.19](https://pypi.org/project/sglang/0.5.19/).
 #
 # The review is the interesting part. Was this a bugfix or hardening? No test was added: the
 # author argued a GC test is inherently flaky and each site needs a live dispatcher or server
 # to reach. A reviewer noted that a failing task still has no path to report its exception,
-# which became the follow-up audit issue #34434 (with PR #34480, an AST ratchet, still open).
+# which became the follow-up audit [issue #34434](https://github.com/sgl-project/sglang/issues/34434).
 #
 # And the honest answer to "was it live?": all four loops park on objects the event loop itself
 # holds (timers in `asyncio.sleep`, the dispatcher's zmq socket, `add_reader` handles), so they
@@ -120,11 +120,11 @@ print(runs.verdict_line(fixed).replace(" | ", "\n        "))
 plots.counts_picture(
     [buggy, fixed],
     {
-        ("DP dispatcher", "failed_fast"): ("in-flight requests\nfailed fast (503)", 2),
-        ("DP dispatcher", "routed_to_dead"): ("new requests routed\nto the dead rank", 4),
-        ("DP dispatcher", "stale_mappings"): ("mappings left to\nthe dead rank", 4),
+        ("DP dispatcher", "failed_fast"): ("of 2 in-flight requests,\nfailed fast (503)", 2),
+        ("DP dispatcher", "routed_to_dead"): ("of 4 new requests,\nrouted to the dead rank", 0),
+        ("DP dispatcher", "stale_mappings"): ("of 4 mappings, left\nto the dead rank", 0),
     },
-    "DP dispatcher after rank 1 died (dotted: out of how many)",
+    "DP dispatcher after rank 1 died (dotted: what a correct run gives)",
 )
 
 # %%
@@ -162,8 +162,8 @@ print(tasks.both_forms_swallowed())
 # %% [markdown]
 # Same outcome in both forms: `/health` stays OK, no one restarts the loop, mappings are never
 # evicted again, and the only trace is a log line written when the dead task is freed. Upstream
-# opened issue #34434 to audit the remaining fire-and-forget tasks (and PR #34480, an AST
-# ratchet: `python -m reference.lessons.task_refs.taskcheck reference/buggy` is ours). A hardened form would
+# opened [issue #34434](https://github.com/sgl-project/sglang/issues/34434) to audit the remaining fire-and-forget tasks (an AST check of our own:
+# `python -m reference.lessons.task_refs.taskcheck reference/buggy`). A hardened form would
 # supervise its loops: log, mark unhealthy, restart.
 
 # %% [markdown]
@@ -255,7 +255,7 @@ exercises.check_fix(
 #
 # - `python -m reference --lesson task-refs --transport loopback` runs the dispatcher with real
 #   worker processes over ZMQ and the bootstrap server over real HTTP.
-# - `python -m reference.lessons.task_refs.taskcheck reference tests` is the AST scan PR #33048 used: it lists
+# - `python -m reference.lessons.task_refs.taskcheck reference tests` is the AST scan [PR #33048](https://github.com/sgl-project/sglang/pull/33048) used: it lists
 #   every `create_task`/`ensure_future` whose result is thrown away.
 # - `tests/test_task_refs.py` and `tests/test_task_refs_bootstrap.py` hold the lesson's tests,
 #   including the one showing upstream's own configuration survives `gc.collect()`.
