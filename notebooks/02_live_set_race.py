@@ -141,6 +141,8 @@ plots.timeline_picture(
     [buggy, fixed],
     "live-set-race: what the heartbeat noticed",
     spans={result.variant: live_set.heartbeat_spans(result) for result in (buggy, fixed)},
+    ticks={result.variant: live_set.heartbeat_probes(result) for result in (buggy, fixed)},
+    tick_label="heartbeat probe (every 5 s)",
 )
 
 # %%

@@ -24,6 +24,14 @@ def test_result_pictures_show_lanes_series_and_counts():
     timeline = plots.timeline_picture(results, "live-set-race")
     assert timeline.png().startswith(PNG)
     assert "first-failure-handled\n1 rooms failed" in timeline.texts()
+    from reference.lessons.live_set_race import teaching as live_set
+
+    probes = {r.variant: live_set.heartbeat_probes(r) for r in results}
+    assert probes == {"buggy": [5.0, 10.0], "fixed": [5.0, 10.0, 15.0, 20.0, 25.0]}, (
+        "a dead heartbeat probes no more"
+    )
+    ticked = plots.timeline_picture(results, "t", ticks=probes, tick_label="heartbeat probe")
+    assert "heartbeat probe" in ticked.texts()
     bars = {"first_failed": ("rooms failed", 3)}
     counts = plots.counts_picture(results, bars, "counts").texts()
     assert "rooms failed\n(should be 3)" in counts

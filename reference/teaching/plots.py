@@ -163,11 +163,14 @@ def timeline_picture(
     title: str,
     xlabel: str = "virtual seconds",
     spans: Mapping[str, Sequence[Span]] | None = None,
+    ticks: Mapping[str, Sequence[float]] | None = None,
+    tick_label: str = "probe",
 ) -> Picture:
     """One lane per result, a marker and a label per timeline event.
 
     `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
-    green when healthy, grey and hatched when not.
+    green when healthy, grey and hatched when not. `ticks` (by variant name) marks instants
+    on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`.
     """
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
@@ -175,11 +178,16 @@ def timeline_picture(
         ax.axhline(lane, color="#dddddd", linewidth=1)
         for start, end, label, healthy in (spans or {}).get(result.variant, ()):
             _draw_span(ax, lane, start, end, label, healthy)
+        probes = list((ticks or {}).get(result.variant, ()))
+        ax.plot(probes, [lane] * len(probes), "|", color="#212121", markersize=16, markeredgewidth=1.5)
         for index, event in enumerate(result.timeline):
             ax.plot(event.t, lane, "o", color=colour(result.variant))
             offset = 0.18 if index % 2 == 0 else -0.3
             text = f"{event.what}\n{event.detail}" if event.detail else event.what
             ax.text(event.t, lane + offset, text, ha="center", fontsize=7.5)
+    if ticks:
+        ax.plot([], [], "|", color="#212121", markersize=10, markeredgewidth=1.5, label=tick_label)
+        ax.legend(loc="upper right", fontsize=8)
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
     ax.set_ylim(-0.7, len(results) - 0.3)
     ax.set_xlabel(xlabel)
