@@ -67,7 +67,9 @@ class DPDispatcher(reference.buggy.DPDispatcher):
 
 class BootstrapServer(reference.buggy.BootstrapServer):
     def _start_background_tasks(self, loop):
-        self.cleanup = loop.create_task(self._cleanup_expired_entries())
+        self.loops = {loop.create_task(self._cleanup_expired_entries())}
+        for task in self.loops:
+            task.add_done_callback(self.loops.discard)
 """,
 }
 # The check that must name each notebook's tempting wrong fix.
