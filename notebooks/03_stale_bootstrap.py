@@ -146,15 +146,26 @@ plots.outcome_picture(
 #
 # **It is reactive.** The first request after a restart always pays: it waits for its send to
 # time out (up to 1 s upstream) or, if the message was queued silently, for the 300 s waiting
-# timeout. Detecting a replaced prefill up front was proposed separately and is still open
-# upstream ([#34289](https://github.com/sgl-project/sglang/pull/34289), an instance-id header; [#31188](https://github.com/sgl-project/sglang/pull/31188), socket generations).
+# timeout. Detecting a replaced prefill up front was proposed separately upstream
+# ([#34289](https://github.com/sgl-project/sglang/pull/34289), an instance-id header; [#31188](https://github.com/sgl-project/sglang/pull/31188), socket generations).
 #
 # **Stale sockets stay open.** Invalidation drops the cache entry, not the PUSH sockets to the
 # dead ports (neither does upstream); they are only closed when the heartbeat declares the
-# address dead, which a quick restart never triggers. One more per restart:
+# address dead, which a quick restart never triggers. The next cell restarts the prefill 3
+# times, with one request before and two after each restart.
+#
+# **Predict before you run:** which form leaves more dead-port sockets behind, and is that the
+# worse form?
 
 # %%
 print(stale.all_forms(stale.stale_sockets))
+
+# %% [markdown]
+# Fewer is not better here. The buggy form never learns the new ports, so it never opens a
+# socket to a restarted prefill: one dead socket, and every request after the first restart
+# fails. The fixed form reaches each new generation (one failed request, then successes) and
+# leaves one socket per earlier generation behind: a slow leak of file descriptors that
+# only the heartbeat's eviction would close.
 
 # %% [markdown]
 # **Slow, not dead.** The review question: if the prefill is merely slow and the waiting
