@@ -131,8 +131,10 @@ def test_replacement_race_keeps_the_new_generation_only_by_identity():
 @pytest.mark.lesson(id="stale-bootstrap")
 def test_stale_sockets_and_slow_prefill_in_both_forms():
     fixed = stale.stale_sockets(reference.fixed, restarts=2)
-    assert "requests Success Failed Success Failed Success" in fixed and fixed.count("tcp://") == 2
-    assert "requests Success Failed Failed Failed Failed" in stale.stale_sockets(reference.buggy, restarts=2)
+    assert "2 prefill restarts" in fixed and "Success | Failed Success | Failed Success" in fixed
+    assert fixed.count("tcp://") == 2 and "one per earlier generation it reached" in fixed
+    buggy = stale.stale_sockets(reference.buggy, restarts=2)
+    assert "Success | Failed Failed | Failed Failed" in buggy and "never reached a restarted prefill" in buggy
     assert "extra /route fetches 2" in stale.slow_prefill(reference.fixed)
     assert "extra /route fetches 0" in stale.slow_prefill(reference.buggy)
 

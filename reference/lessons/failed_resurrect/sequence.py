@@ -11,7 +11,7 @@ _RESURRECT_ACTORS = ("decode scheduler", "abort() (late)", "update_status", "req
 def interleaving(fixed: bool) -> Sequence:
     S, A, U, T = _RESURRECT_ACTORS
     last = (
-        Step(U, T, "room absent + Failed: return (nothing stored)", "fix")
+        Step(U, U, "room absent + Failed: return, nothing stored", "fix")
         if fixed
         else Step(U, T, "room absent: store it -> {7: Failed}", "bug")
     )
