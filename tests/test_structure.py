@@ -176,3 +176,10 @@ def test_nothing_cites_a_file_the_repository_does_not_contain():
 )
 def test_the_citation_check_flags_an_outside_reference(text):
     assert _citation_problems(ROOT / "README.md", text)
+
+
+def test_the_top_readme_is_an_index_of_at_most_250_lines():
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 250, "move detail to the README next to its code and link it"
+    assert lines[2].startswith("python3 -m venv .venv") and "python -m reference" in lines[2]
+    assert lines[3] == "bash ci/test.sh"
