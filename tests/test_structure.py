@@ -181,5 +181,5 @@ def test_the_citation_check_flags_an_outside_reference(text):
 def test_the_top_readme_is_an_index_of_at_most_250_lines():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) <= 250, "move detail to the README next to its code and link it"
-    assert lines[2].startswith("python3 -m venv .venv") and "python -m reference" in lines[2]
-    assert lines[3] == "bash ci/test.sh"
+    assert lines[3].startswith("python3 -m venv .venv") and "python -m reference" in lines[3]
+    assert lines[4] == "bash ci/test.sh"
