@@ -65,7 +65,7 @@ def bound(**values: Any) -> Iterator[None]:
 
 
 class LoopTimeLike:
-    """A `time` an adapter already gave a loaded file (the DP dispatcher's loop clock)."""
+    """A `time` or `asyncio` an adapter already gave a loaded file (the DP dispatcher's)."""
 
 
 class ClockedTime:
@@ -181,7 +181,8 @@ def install(module: ModuleType) -> None:
     if not isinstance(getattr(module, "time", None), LoopTimeLike):
         module.time = ClockedTime()  # type: ignore[attr-defined]
     module.requests = TransportRequests()  # type: ignore[attr-defined]
-    module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
+    if not isinstance(getattr(module, "asyncio", None), LoopTimeLike):
+        module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
     logger = getattr(module, "logger", None)
     if isinstance(logger, logging.Logger):
         module.logger = OnceLogger(logger)  # type: ignore[attr-defined]

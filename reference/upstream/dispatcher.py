@@ -207,9 +207,42 @@ class LoopTime(LoopTimeLike):
         return getattr(time, name)
 
 
-def _install_io(module: ModuleType) -> None:
+class HeldSleepAsyncio(LoopTimeLike):
+    """`asyncio` for the dispatcher's file: `sleep` is held by this object as the real
+    loop's timer heap holds a sleeping future, whatever loop the scenario runs (a check
+    may run a loop whose timers hold futures weakly); only while the task-refs trigger
+    is on is it the loop's own sleep. Everything else is the real module."""
+
+    def __init__(self, triggers: Any) -> None:
+        self.triggers = triggers
+        self._held: set[asyncio.Future] = set()
+
+    async def sleep(self, delay: float, result: Any = None) -> Any:
+        if self.triggers.active("task-refs") or delay <= 0:
+            return await asyncio.sleep(delay, result)
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        handle = loop.call_later(delay, _wake, future, result)
+        self._held.add(future)
+        try:
+            return await future
+        finally:
+            self._held.discard(future)
+            handle.cancel()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+
+def _wake(future: asyncio.Future, result: Any) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _install_io(module: ModuleType, triggers: Any) -> None:
     """sglang's io_struct helpers, as the loaded file calls them, on the adapter's sockets."""
     module.time = LoopTime()  # type: ignore[attr-defined]
+    module.asyncio = HeldSleepAsyncio(triggers)  # type: ignore[attr-defined]
     module.async_sock_send = _sock_send  # type: ignore[attr-defined]
     module.async_sock_recv = _sock_recv  # type: ignore[attr-defined]
     module.wrap_as_pickle = lambda obj: obj  # type: ignore[attr-defined]
@@ -217,7 +250,7 @@ def _install_io(module: ModuleType) -> None:
 
 def dispatcher_class(upstream: type, module: ModuleType, label: str, triggers: Any) -> type:
     """The scenarios' `DPDispatcher` for one loaded version's upstream `DPDispatcher`."""
-    _install_io(module)
+    _install_io(module, triggers)
     return type(
         "DPDispatcher",
         (DispatcherAdapter, upstream),
