@@ -9,10 +9,9 @@ import pytest
 from upstream_wheels import NEWEST, ROOT, VERSIONS, wheel
 
 from reference.harness.lesson import Options, run_lesson
-from reference.lessons import LESSONS
 from reference.upstream import load_sglang
 from reference.upstream.decides import deciding_line
-from reference.upstream.matrix import OUT
+from reference.upstream.matrix import OUT, fix_lessons
 
 pytestmark = pytest.mark.upstream
 ROW = re.compile(
@@ -28,20 +27,20 @@ def committed() -> dict[tuple[str, str], tuple[str, str]]:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_committed_matrix_names_the_lines_a_fresh_load_finds(version):
     table, variant = committed(), load_sglang(str(wheel(version)))
-    for lesson in LESSONS:
-        assert table[(version, lesson)][1].startswith(deciding_line(variant.module, lesson)), lesson
+    for lesson in fix_lessons():
+        assert table[(version, lesson.id)][1].startswith(deciding_line(variant.module, lesson.id)), lesson.id
 
 
 @pytest.mark.parametrize("version", ["0.5.18", NEWEST])  # the other verdicts: test_upstream_fidelity.py
 def test_the_committed_matrix_has_a_fresh_runs_verdicts(version):
     table, variant = committed(), load_sglang(str(wheel(version)))
-    for lesson in LESSONS.values():
+    for lesson in fix_lessons():
         result = run_lesson(lesson, variant, Options())
         assert result.verdict == table[(version, lesson.id)][0], (lesson.id, result.symptom)
 
 
 def test_the_newest_release_is_ok_on_every_lesson():
-    assert {committed()[(NEWEST, lesson)][0] for lesson in LESSONS} == {"ok"}
+    assert {committed()[(NEWEST, lesson.id)][0] for lesson in fix_lessons()} == {"ok"}
     newest = max((v for v, _ in committed()), key=lambda v: tuple(int(x) for x in v.split(".")[:3]))
     assert newest == NEWEST
 

@@ -39,7 +39,9 @@ def overall(results: Sequence[CheckResult]) -> Verdict:
     verdicts = {r.verdict for r in results}
     if "bug" in verdicts:
         return "bug"
-    return "unknown" if "unknown" in verdicts or not results else "ok"
+    if "unknown" in verdicts or not results:
+        return "unknown"
+    return "latent" if "latent" in verdicts else "ok"  # latent: the upstream adapter only
 
 
 def summary(results: Sequence[CheckResult]) -> str:

@@ -127,7 +127,7 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
         return Observation("unknown", unusable)
     try:
         story = check.id == STORY
-        observation = _decided(lesson, variant, options) if story else check.body(variant.module, options)
+        observation = _decided(lesson.id, check.body, variant, options)
         if story and options.repeat > 0 and lesson.stress is not None:
             observation = _with_stress(observation, lesson.stress(variant.module, options))
         return observation
@@ -137,13 +137,13 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
         return Observation("unknown", f"scenario raised {_one_line(exc)}")
 
 
-def _decided(lesson: Lesson, variant: Variant, options: Options) -> Observation:
-    """The lesson's body, or, for a variant with a `DECIDE` (the upstream adapter: its
-    own wiring decides, `latent` and `--provoke`), that function around the body."""
+def _decided(lesson_id: str, body: Body, variant: Variant, options: Options) -> Observation:
+    """A check's body, or, for a variant with a `DECIDE` (the upstream adapter: its own
+    wiring decides, `latent` and `--provoke`), that function around the body."""
     decide = getattr(variant.module, "DECIDE", None)
     if decide is None:
-        return lesson.body(variant.module, options)
-    return decide(lesson.id, options, lambda opts: lesson.body(variant.module, opts))
+        return body(variant.module, options)
+    return decide(lesson_id, options, lambda opts: body(variant.module, opts))
 
 
 def _one_line(exc: BaseException) -> str:

@@ -78,9 +78,9 @@ def _build_receiver(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
     return receiver_class(load), {}
 
 
-def _build_dispatcher(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
-    upstream = load.get("DPDispatcher")
-    return dispatcher_class(upstream, load.module(load.where("DPDispatcher")[0]), load.source.label), {}
+def _build_dispatcher(load: UpstreamLoad, triggers: wiring.Triggers) -> Built:
+    upstream, module = load.get("DPDispatcher"), load.module(load.where("DPDispatcher")[0])
+    return dispatcher_class(upstream, module, load.source.label, triggers), {}
 
 
 def _build_server(load: UpstreamLoad, triggers: wiring.Triggers) -> Built:

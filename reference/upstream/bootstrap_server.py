@@ -161,17 +161,22 @@ class ServerAdapter:
         if loop is None:
             return
         if loop.is_running():
-            future = asyncio.run_coroutine_threadsafe(_cancel_cleanup(), loop)
+            future = asyncio.run_coroutine_threadsafe(_cancel_cleanup(self), loop)
             future.result(BOUND)
         super().close()  # type: ignore[misc]
 
 
-async def _cancel_cleanup() -> None:
-    mine = [
-        task
-        for task in asyncio.all_tasks()
-        if getattr(task.get_coro(), "__name__", "") == CLEANUP and not task.done()
-    ]
+async def _cancel_cleanup(server: Any) -> None:
+    mine = []
+    for task in asyncio.all_tasks():
+        coro: Any = task.get_coro()
+        frame = getattr(coro, "cr_frame", None)
+        if (
+            getattr(coro, "__name__", "") == CLEANUP
+            and frame is not None
+            and frame.f_locals.get("self") is server
+        ):
+            mine.append(task)
     for task in mine:
         task.cancel()
     await asyncio.gather(*mine, return_exceptions=True)

@@ -64,6 +64,10 @@ def bound(**values: Any) -> Iterator[None]:
         _local.binding = previous
 
 
+class LoopTimeLike:
+    """A `time` or `asyncio` an adapter already gave a loaded file (the DP dispatcher's)."""
+
+
 class ClockedTime:
     """`time` for a loaded module: `time()` reads the bound clock."""
 
@@ -174,9 +178,11 @@ class OnceLogger(logging.LoggerAdapter):
 
 def install(module: ModuleType) -> None:
     """Replace the loaded module's `time`, `requests`, `asyncio` and `logger` globals."""
-    module.time = ClockedTime()  # type: ignore[attr-defined]
+    if not isinstance(getattr(module, "time", None), LoopTimeLike):
+        module.time = ClockedTime()  # type: ignore[attr-defined]
     module.requests = TransportRequests()  # type: ignore[attr-defined]
-    module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
+    if not isinstance(getattr(module, "asyncio", None), LoopTimeLike):
+        module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
     logger = getattr(module, "logger", None)
     if isinstance(logger, logging.Logger):
         module.logger = OnceLogger(logger)  # type: ignore[attr-defined]

@@ -21,7 +21,8 @@ Adapter code (this file), where the encoder's processes and IPC sockets would be
   sentinel, a socket read, a timer;
 - upstream's file-level `async_sock_send`, `async_sock_recv` and `wrap_as_pickle`
   (sglang's `io_struct` helpers) call the sockets above; `ENCODER_REQ_TIMEOUT` is the
-  scenario's `req_timeout` (upstream reads it from the environment at import);
+  scenario's `req_timeout` (upstream reads it from the environment at import); its
+  `time.monotonic()` is the running loop's clock;
 - `dispatch(payload, req_id)` wraps upstream's `dispatch(request)`: the request dict
   upstream's workers get, and the reply envelope (`content`, `_error`, `_error_code`,
   or upstream's `MMError` for "all workers dead") as the scenario's `Reply`;
@@ -36,11 +37,13 @@ import contextlib
 import inspect
 import itertools
 import os
+import time
 from types import ModuleType
 from typing import Any
 
 from reference.common.dispatcher import Reply
 from reference.config import DispatcherConfig
+from reference.upstream.bound import LoopTimeLike
 
 LOOPS = ("_result_listener", "_worker_watchdog", "_cleanup_stale_mappings")
 _ids = itertools.count(1)
@@ -57,13 +60,22 @@ class RankSocket:
 
 
 class ResultSocket:
-    """The shared result PULL socket: the pool's next reply."""
+    """The shared result PULL socket: the pool's next reply. As a ZMQ socket's reader is
+    held by the loop's selector, the pending receive is held by the socket, except while
+    the task-refs trigger is on (`wiring.py`)."""
 
-    def __init__(self, pool: Any) -> None:
-        self.pool = pool
+    def __init__(self, pool: Any, holds: bool) -> None:
+        self.pool, self.holds = pool, holds
+        self._pending: asyncio.Future | None = None
 
     async def recv(self) -> dict:
-        return dict(await self.pool.recv())
+        if not self.holds:
+            return dict(await self.pool.recv())
+        self._pending = asyncio.ensure_future(self.pool.recv())
+        try:
+            return dict(await self._pending)
+        finally:
+            self._pending = None
 
 
 class WorkerSentinel:
@@ -74,9 +86,10 @@ class WorkerSentinel:
         self.rank, self.pid = rank, 0
         self.exitcode: int | None = None
         self.sentinel, self._write = os.pipe()
+        self.closed = False
 
     def exited(self) -> None:
-        if self.exitcode is None:
+        if self.exitcode is None and not self.closed:
             self.exitcode = -9
             os.write(self._write, b"x")
             # The selector sees the pipe on its next poll: one more ready callback keeps
@@ -84,8 +97,10 @@ class WorkerSentinel:
             asyncio.get_running_loop().call_soon(_nothing)
 
     def close(self) -> None:
-        for fd in (self.sentinel, self._write):
-            os.close(fd)
+        if not self.closed:
+            self.closed = True
+            for fd in (self.sentinel, self._write):
+                os.close(fd)
 
 
 def _on_exit_post(board: Any, sentinels: list[WorkerSentinel]) -> None:
@@ -116,6 +131,7 @@ class DispatcherAdapter:
     """Mixin placed before upstream's `DPDispatcher` in the MRO (see the module doc)."""
 
     _upstream: ModuleType  # the loaded file that defines DPDispatcher
+    _triggers: Any  # wiring.Triggers of this loaded version
     req_id_to_rank: dict[str, int]
     _dead_ranks: set[int]
 
@@ -129,7 +145,7 @@ class DispatcherAdapter:
             "dp_size": workers.size,
             "dispatch_sockets": sockets,
             "release_sockets": sockets,  # 0.5.23: a second PUSH socket per rank
-            "result_socket": ResultSocket(workers),
+            "result_socket": ResultSocket(workers, holds=not self._triggers.active("task-refs")),
             "worker_processes": self.sentinels,
         }
         wanted = inspect.signature(super().__init__).parameters  # type: ignore[misc]
@@ -157,8 +173,14 @@ class DispatcherAdapter:
     def loop_tasks(self) -> dict[str, asyncio.Task]:
         """Upstream's background loops still alive, by coroutine name (the loop's own
         weak task set: a collected task is not there)."""
-        tasks = asyncio.all_tasks()
-        return {name: t for t in tasks if (name := getattr(t.get_coro(), "__name__", "")) in LOOPS}
+        found = {}
+        for task in asyncio.all_tasks():
+            coro: Any = task.get_coro()
+            frame = getattr(coro, "cr_frame", None)
+            mine = frame is not None and frame.f_locals.get("self") is self
+            if mine and getattr(coro, "__name__", "") in LOOPS:
+                found[coro.__name__] = task
+        return found
 
     async def close(self) -> None:
         tasks = list(self.loop_tasks().values())
@@ -171,21 +193,70 @@ class DispatcherAdapter:
             sentinel.close()
 
 
-def _install_io(module: ModuleType) -> None:
+class LoopTime(LoopTimeLike):
+    """`time` for the dispatcher's file: `monotonic()` is the running loop's clock (the
+    scenario's `JumpLoop`, whose jumps then reach upstream's stale-mapping sweep)."""
+
+    def monotonic(self) -> float:
+        try:
+            return asyncio.get_running_loop().time()
+        except RuntimeError:
+            return time.monotonic()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+class HeldSleepAsyncio(LoopTimeLike):
+    """`asyncio` for the dispatcher's file: `sleep` is held by this object as the real
+    loop's timer heap holds a sleeping future, whatever loop the scenario runs (a check
+    may run a loop whose timers hold futures weakly); only while the task-refs trigger
+    is on is it the loop's own sleep. Everything else is the real module."""
+
+    def __init__(self, triggers: Any) -> None:
+        self.triggers = triggers
+        self._held: set[asyncio.Future] = set()
+
+    async def sleep(self, delay: float, result: Any = None) -> Any:
+        if self.triggers.active("task-refs") or delay <= 0:
+            return await asyncio.sleep(delay, result)
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        handle = loop.call_later(delay, _wake, future, result)
+        self._held.add(future)
+        try:
+            return await future
+        finally:
+            self._held.discard(future)
+            handle.cancel()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(asyncio, name)
+
+
+def _wake(future: asyncio.Future, result: Any) -> None:
+    if not future.done():
+        future.set_result(result)
+
+
+def _install_io(module: ModuleType, triggers: Any) -> None:
     """sglang's io_struct helpers, as the loaded file calls them, on the adapter's sockets."""
+    module.time = LoopTime()  # type: ignore[attr-defined]
+    module.asyncio = HeldSleepAsyncio(triggers)  # type: ignore[attr-defined]
     module.async_sock_send = _sock_send  # type: ignore[attr-defined]
     module.async_sock_recv = _sock_recv  # type: ignore[attr-defined]
     module.wrap_as_pickle = lambda obj: obj  # type: ignore[attr-defined]
 
 
-def dispatcher_class(upstream: type, module: ModuleType, label: str) -> type:
+def dispatcher_class(upstream: type, module: ModuleType, label: str, triggers: Any) -> type:
     """The scenarios' `DPDispatcher` for one loaded version's upstream `DPDispatcher`."""
-    _install_io(module)
+    _install_io(module, triggers)
     return type(
         "DPDispatcher",
         (DispatcherAdapter, upstream),
         {
             "_upstream": module,
+            "_triggers": triggers,
             "__module__": f"reference.upstream[{label}]",
             "__doc__": f"Upstream {label} DPDispatcher, driven by {__name__}.",
         },
