@@ -64,11 +64,17 @@ def run_overhead(mode: Mode, out: Path) -> tuple[dict[str, Any] | None, str | No
 
 
 def _print_overhead(data: dict[str, Any]) -> None:
-    print(f"{'case':58} {'buggy':>12} {'fixed':>12} {'ratio':>7} {'added/set-up':>13}")
+    head = f"{'case':58} {'buggy':>12} {'fixed':>12} {'ratio':>7} {'hardened':>12} {'ratio':>7}"
+    print(f"{head} {'added/set-up':>13}")
     for p in data["pairs"]:
         b, f = p["buggy"]["ns_per_op"], p["fixed"]["ns_per_op"]
+        h = (
+            f"{p['hardened']['ns_per_op']:>12,.0f} {p['hardened_ratio']:>6.2f}x"
+            if "hardened" in p
+            else " " * 20
+        )
         share = f"{p['added_share_of_setup']:+.4%}" if "added_share_of_setup" in p else ""
-        print(f"{p['case']:58} {b:>12,.0f} {f:>12,.0f} {p['ratio']:>6.2f}x {share:>13}  {p['unit']}")
+        print(f"{p['case']:58} {b:>12,.0f} {f:>12,.0f} {p['ratio']:>6.2f}x {h} {share:>13}  {p['unit']}")
 
 
 def _print_recovery(data: dict[str, Any]) -> None:

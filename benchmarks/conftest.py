@@ -1,9 +1,10 @@
 """Fixtures of the micro benchmarks (run by `python -m benchmarks`, not by `pytest`).
 
 Every micro benchmark runs once per variant and labels itself with `label()`: the case
-it measures, the variant (`buggy` or `fixed`) and how many operations one timed round
+it measures, the variant (`buggy`, `fixed` or `hardened`) and how many operations one timed round
 performs. `benchmarks/overhead.py` pairs the two variants of each case from the
-pytest-benchmark JSON and turns round times into ns/op and fixed/buggy ratios.
+pytest-benchmark JSON and turns round times into ns/op and fixed/buggy and hardened/buggy
+ratios.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from benchmarks.modes import MODES, Mode
 
-VARIANTS = ("buggy", "fixed")
+VARIANTS = ("buggy", "fixed", "hardened")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,7 +31,7 @@ def mode(request: pytest.FixtureRequest) -> Mode:
 
 @pytest.fixture(params=VARIANTS)
 def variant(request: pytest.FixtureRequest) -> tuple[str, ModuleType]:
-    """(name, module) of each shipped variant; buggy runs right before fixed."""
+    """(name, module) of each shipped variant; buggy, fixed and hardened run back to back."""
     return request.param, importlib.import_module(f"reference.{request.param}")
 
 

@@ -48,9 +48,16 @@ def _side(bench: dict[str, Any]) -> dict[str, Any]:
     return side
 
 
-def pair(case: str, buggy: dict[str, Any], fixed: dict[str, Any], unit: str = "ns/op") -> dict[str, Any]:
+def pair(
+    case: str,
+    buggy: dict[str, Any],
+    fixed: dict[str, Any],
+    unit: str = "ns/op",
+    hardened: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """fixed/buggy as `ratio`; with a hardened side also `hardened_ratio` (hardened/buggy)."""
     b, f = buggy["ns_per_op"], fixed["ns_per_op"]
-    return {
+    out = {
         "case": case,
         "unit": unit,
         "buggy": buggy,
@@ -58,6 +65,10 @@ def pair(case: str, buggy: dict[str, Any], fixed: dict[str, Any], unit: str = "n
         "ratio": f / b if b > 0 else None,
         "added_ns": f - b,
     }
+    if hardened is not None:
+        h = hardened["ns_per_op"]
+        out.update(hardened=hardened, hardened_ratio=h / b if b > 0 else None, hardened_added_ns=h - b)
+    return out
 
 
 def pairs_from_raw(raw: dict[str, Any]) -> list[dict[str, Any]]:
@@ -68,11 +79,12 @@ def pairs_from_raw(raw: dict[str, Any]) -> list[dict[str, Any]]:
         sides.setdefault(extra["case"], {})[extra["variant"]] = _side(bench)
     pairs = []
     for case, by_variant in sorted(sides.items(), key=lambda item: _order(item[0])):
-        if set(by_variant) != {"buggy", "fixed"}:
+        if not {"buggy", "fixed"} <= set(by_variant):
             raise ValueError(f"case {case!r} lacks a variant: has {sorted(by_variant)}")
-        pairs.append(pair(case, by_variant["buggy"], by_variant["fixed"]))
+        hardened = by_variant.get("hardened")
+        pairs.append(pair(case, by_variant["buggy"], by_variant["fixed"], hardened=hardened))
         if "lock_hold_ns_median" in by_variant["buggy"]:
-            pairs.append(_lock_hold_pair(case, by_variant["buggy"], by_variant["fixed"]))
+            pairs.append(_lock_hold_pair(case, by_variant["buggy"], by_variant["fixed"], hardened))
     return pairs
 
 
@@ -91,13 +103,18 @@ def _order(case: str) -> int:
     return next((i for i, prefix in enumerate(ORDER) if case.startswith(prefix)), len(ORDER))
 
 
-def _lock_hold_pair(case: str, buggy: dict[str, Any], fixed: dict[str, Any]) -> dict[str, Any]:
+def _lock_hold_pair(
+    case: str, buggy: dict[str, Any], fixed: dict[str, Any], hardened: dict[str, Any] | None
+) -> dict[str, Any]:
     """How long `connection_lock` was held per call: what other threads wait on."""
 
     def side(s: dict[str, Any]) -> dict[str, Any]:
         return {"ns_per_op": s["lock_hold_ns_median"], "rounds": s["rounds"]}
 
-    return pair(f"{case} (connection_lock held)", side(buggy), side(fixed), unit="ns held/call")
+    held = side(hardened) if hardened is not None else None
+    return pair(
+        f"{case} (connection_lock held)", side(buggy), side(fixed), unit="ns held/call", hardened=held
+    )
 
 
 CACHE_HIT = "receiver cache hit (_setup_bootstrap_infos)"
@@ -124,6 +141,8 @@ def setup_share(pairs: list[dict[str, Any]]) -> dict[str, Any] | None:
         "fixed_cache_hit_ns": hit["fixed"]["ns_per_op"],
         "buggy_cache_hit_ns": hit["buggy"]["ns_per_op"],
         "fixed_cache_hit_share": hit["fixed"]["ns_per_op"] / setup_ns,
+        "hardened_cache_hit_ns": hit.get("hardened", {}).get("ns_per_op"),
+        "hardened_cache_hit_ratio": hit.get("hardened_ratio"),
         "added_cache_hit_share": hit["added_ns"] / setup_ns,
     }
 

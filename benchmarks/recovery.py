@@ -19,7 +19,7 @@ and the request fails on its waiting timeout (cut to 1 s here, reported in the
 config); with fail-fast sockets (IMMEDIATE=1, SNDTIMEO 0.1 s) the send itself fails.
 Each sweep is one set of socket options, named in every row.
 
-Variants alternate within each repetition (buggy, fixed, buggy, ...) so both see the
+Variants alternate within each repetition (buggy, fixed, hardened, buggy, ...) so both see the
 same machine load over time. The heartbeat cannot rescue the buggy form here: the
 restart takes well under interval x misses (10 s), which is exactly upstream's trigger.
 """
@@ -43,7 +43,7 @@ from benchmarks.stream import Outcome, StreamConfig, run_stream
 from reference.prefill.loopback import LoopbackPrefill
 from reference.transport.sockets import SocketOptions
 
-VARIANTS = ("buggy", "fixed")
+VARIANTS = ("buggy", "fixed", "hardened")
 TP_SIZE = 2
 ROOMS_PER_DECODE = 1_000_000  # disjoint room ranges: the prefill keys aborts by room
 ALL_RANKS = "prefill_dp_rank=-1&prefill_cp_rank=-1&target_tp_rank=-1&target_pp_rank=-1"

@@ -12,7 +12,8 @@ the prefill rank ports it sent to (none when its route fetch failed). For one ru
   `failed_while_down` found no prefill to ask (route fetch failed: unavoidable until
   the new process registers, in any form) and `stale_failures_per_key` used the old
   process's ports, from the cache: what the stale cache costs, per cache key (the
-  target's "at most one failed request per cache key");
+  target's "at most one failed request per cache key"), `stale_failures` their total;
+- `failed_after_registered`: requests sent after the new prefill registered that failed;
 - `failed_per_key_after_registered`: failures of requests sent after the new prefill
   registered, per key (should be none once a form has recovered);
 - `recovered`: some request sent after the restart succeeded within the horizon.
@@ -81,6 +82,8 @@ def summarise_run(
         "failed_while_down": sum(not r.ports for r in failed),
         "stale_failures_per_key": stale,
         "max_failed_per_key": max(stale.values(), default=0),
+        "stale_failures": sum(stale.values()),
+        "failed_after_registered": len(late),
         "failed_per_key_after_registered": _per_key(late),
         "succeeded_after_restart": len(successes),
         "sent_before_restart": len(requests) - len(after),
@@ -114,5 +117,7 @@ def summarise_variant(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "first_success_after_registered_s": spread(column("first_success_after_registered_s")),
         "failed_after_restart": spread(column("failed_after_restart")),
         "failed_while_down": spread(column("failed_while_down")),
+        "stale_failures": spread(column("stale_failures")),
+        "failed_after_registered": spread(column("failed_after_registered")),
         "max_failed_per_key": max(column("max_failed_per_key"), default=0),
     }

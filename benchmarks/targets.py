@@ -11,6 +11,8 @@ from typing import Any
 from benchmarks.recovery_metrics import sweep_label
 
 CACHE_HIT_SHARE_LIMIT = 0.01  # of one whole loopback receiver set-up
+HARDENED_CACHE_HIT_RATIO = 1.1  # hardened cache hit against buggy's
+HARDENED_FIRST_SUCCESS_S = 0.010  # after the new prefill is registered
 FIRST_SUCCESS_LIMIT_S = 0.050  # after the new prefill is registered
 FAILED_PER_KEY_LIMIT = 1
 
@@ -93,6 +95,56 @@ def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def hardened_recovery(result: dict[str, Any] | None) -> dict[str, Any]:
+    target = (
+        "hardened: 0 stale failures and first success <= 10 ms after the new prefill registered, "
+        "in every run, on every socket setting"
+    )
+    if not result or not all("hardened" in s["variants"] for s in result["sweeps"]):
+        return _not_measured("hardened-recovery", target, "no hardened recovery runs in this run")
+    per_sweep = []
+    for sweep in result["sweeps"]:
+        problems = []
+        for run in sweep["variants"]["hardened"]["runs"]:
+            after = run["first_success_after_registered_s"]
+            if run.get("stale_failures"):
+                problems.append(f"run {run['repetition']}: {run['stale_failures']} stale failures")
+            if not isinstance(after, int | float) or after > HARDENED_FIRST_SUCCESS_S:
+                shown = f"{after * 1e3:.1f} ms" if isinstance(after, int | float) else after
+                problems.append(f"run {run['repetition']}: first success {shown} after registration")
+        summary = sweep["variants"]["hardened"]["summary"]
+        measured = (
+            f"{sweep_label(sweep)}: hardened stale failures max {summary['max_failed_per_key']} per key, "
+            f"first success {ms(summary['first_success_after_registered_s'])} after registration"
+        )
+        per_sweep.append({"sockets": sweep_label(sweep), "met": not problems, "measured": measured,
+                          "problems": problems})  # fmt: skip
+    return {
+        "id": "hardened-recovery",
+        "target": target,
+        "met": all(s["met"] for s in per_sweep),
+        "measured": "; ".join(f"{s['measured']} [{'met' if s['met'] else 'MISSED'}]" for s in per_sweep),
+        "per_sweep": per_sweep,
+    }
+
+
+def hardened_cache_hit(overhead: dict[str, Any]) -> dict[str, Any]:
+    target = f"hardened cache-hit path <= {HARDENED_CACHE_HIT_RATIO}x buggy's"
+    share = overhead.get("setup_share") or {}
+    ratio = share.get("hardened_cache_hit_ratio")
+    if not isinstance(ratio, int | float):
+        return _not_measured("hardened-cache-hit", target, "no hardened cache-hit case in this run")
+    return {
+        "id": "hardened-cache-hit",
+        "target": target,
+        "met": ratio <= HARDENED_CACHE_HIT_RATIO,
+        "measured": (
+            f"hardened {share['hardened_cache_hit_ns']:.0f} ns, buggy {share['buggy_cache_hit_ns']:.0f} ns: "
+            f"{ratio:.2f}x"
+        ),
+    }
+
+
 def detection(result: dict[str, Any] | None) -> dict[str, Any]:
     target = "failure detection <= interval x max failures + one interval"
     if not result:
@@ -119,4 +171,10 @@ def detection(result: dict[str, Any] | None) -> dict[str, Any]:
 def check_all(
     overhead: dict[str, Any], recovery_result: dict[str, Any] | None, detection_result: dict[str, Any] | None
 ) -> list[dict[str, Any]]:
-    return [cache_hit_share(overhead), recovery(recovery_result), detection(detection_result)]
+    return [
+        cache_hit_share(overhead),
+        recovery(recovery_result),
+        detection(detection_result),
+        hardened_recovery(recovery_result),
+        hardened_cache_hit(overhead),
+    ]

@@ -22,6 +22,7 @@ import pytest
 
 from benchmarks.conftest import label
 from benchmarks.modes import Mode
+from reference.common.supervise import supervised
 from reference.transport.dp_mock import MockWorkerPool
 
 
@@ -49,19 +50,36 @@ async def _spawn_held(count: int, counter: list[int], tasks: set[asyncio.Task]) 
     await _let_tasks_finish()
 
 
-@pytest.mark.parametrize("form", ["bare", "held"])
+async def _spawn_supervised(count: int, counter: list[int], tasks: set[asyncio.Task]) -> None:
+    restarts: dict[str, int] = {}
+    for _ in range(count):
+        task = asyncio.create_task(supervised(lambda: _trivial(counter), restarts))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    await _let_tasks_finish()
+
+
+SPAWN = {
+    "bare": ("buggy", _spawn_bare),
+    "held": ("fixed", _spawn_held),
+    "supervised": ("hardened", _spawn_supervised),
+}
+
+
+@pytest.mark.parametrize("form", list(SPAWN))
 def test_task_registration(benchmark, mode: Mode, form: str) -> None:
     loop = asyncio.new_event_loop()
     counter = [0]
     tasks: set[asyncio.Task] = set()
 
+    variant, spawn = SPAWN[form]
+
     def one_round() -> None:
         if form == "bare":
             loop.run_until_complete(_spawn_bare(mode.task_batch, counter))
         else:
-            loop.run_until_complete(_spawn_held(mode.task_batch, counter, tasks))
+            loop.run_until_complete(spawn(mode.task_batch, counter, tasks))
 
-    variant = "buggy" if form == "bare" else "fixed"
     label(benchmark, "task registration/spawn+finish", variant, mode.task_batch, form=form)
     try:
         benchmark.pedantic(one_round, rounds=mode.rounds, warmup_rounds=1)

@@ -16,7 +16,7 @@ from typing import Any
 from benchmarks.modes import Mode
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-TARGET_IDS = ("cache-hit-share", "recovery", "detection")
+TARGET_IDS = ("cache-hit-share", "recovery", "detection", "hardened-recovery", "hardened-cache-hit")
 SWITCHES = ("", ", switch 10us")  # contention at the default and at a 10 us GIL switch interval
 
 
@@ -77,7 +77,7 @@ def check_recovery(data: dict[str, Any], mode: Mode) -> list[str]:
     want = len(mode.recovery_sockets)
     problems = [] if len(sweeps) == want else [f"recovery: {len(sweeps)} sweeps, expected {want}"]
     for sweep in sweeps:
-        for name in ("buggy", "fixed"):
+        for name in ("buggy", "fixed", "hardened"):
             runs = sweep.get("variants", {}).get(name, {}).get("runs", [])
             if len(runs) != mode.recovery_repeats:
                 problems.append(f"recovery: {name} has {len(runs)} runs, expected {mode.recovery_repeats}")

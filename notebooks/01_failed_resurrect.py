@@ -16,8 +16,8 @@
 # %% [markdown]
 # # Lesson 1: a late Failed resurrects a cleared room
 #
-# Lesson id `failed-resurrect` · upstream fix: sglang PR #24539, the follow-up of PR #24522
-# (both first released in sglang 0.5.12) · component: the decode-side status manager,
+# Lesson id `failed-resurrect` · upstream fix: sglang [PR #24539](https://github.com/sgl-project/sglang/pull/24539), the follow-up of [PR #24522](https://github.com/sgl-project/sglang/pull/24522)
+# (both first released in [sglang 0.5.12](https://pypi.org/project/sglang/0.5.12/)) · component: the decode-side status manager,
 # `update_status`.
 #
 # What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
@@ -30,7 +30,7 @@ import reference.buggy
 import reference.fixed
 from reference.lessons.failed_resurrect import teaching as resurrect
 from reference.status import KVPoll
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -48,10 +48,10 @@ from reference.teaching import diffs, plots, runs, sequences
 # When a request finishes, its receiver's `clear()` pops the room from the table. Nothing else
 # ever removes an entry.
 #
-# **PR #24522** ("Fix missing update_status call in abort() across all KV backends") made
+# **[PR #24522](https://github.com/sgl-project/sglang/pull/24522)** ("Fix missing update_status call in abort() across all KV backends") made
 # `abort()` write Failed into the manager's table, not only into the receiver's local latch.
-# The same day its follow-up, **PR #24539**, named what that opened up. Its report (in
-# `../shared/seeds/`, in Chinese; here in English) lists two problems:
+# The same day its follow-up, **[PR #24539](https://github.com/sgl-project/sglang/pull/24539)**, named what that opened up. Its
+# description lists two problems:
 #
 # 1. **A memory leak.** A late abort, or any asynchronous Failed (a timeout, a status thread),
 #    can arrive *after* `clear()`. `update_status` then finds the room absent and stores Failed
@@ -79,7 +79,7 @@ plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The lesson's scenario (`reference/scenarios/failed_resurrect.py`) runs 8 rooms through their
+# The lesson's scenario (`reference/lessons/failed_resurrect/scenario.py`) runs 8 rooms through their
 # normal life (Bootstrapping, WaitingForInput, sometimes Success), clears each one, then
 # delivers the late abort, and reads the table. Its verdict comes from what is in the table,
 # never from which form it was given. The command-line equivalent is
@@ -139,7 +139,7 @@ print(resurrect.both_forms_reused("abort-after-open"))
 
 # %% [markdown]
 # Once B has opened room 7 the room is present, and a Failed write for a present room still
-# overwrites it, in both forms. This is exactly the pollution the PR describes, and #24539 does
+# overwrites it, in both forms. This is exactly the pollution the PR describes, and [#24539](https://github.com/sgl-project/sglang/pull/24539) does
 # not prevent it: the manager cannot tell A's news from B's, because both are keyed by the same
 # room. (The other order is the exercise below.)
 #
@@ -150,8 +150,9 @@ print(resurrect.both_forms_reused("abort-after-open"))
 {form.__name__: resurrect.failed_then_lifted(form) for form in (reference.buggy, reference.fixed)}
 
 # %% [markdown]
-# This was flagged in the upstream review of PR #19205; sglang 0.5.20 reworked `update_status`
-# so that Failed is terminal and only Bootstrapping or WaitingForInput may create an entry.
+# This was flagged in the upstream review of [PR #19205](https://github.com/sgl-project/sglang/pull/19205). Making Failed terminal (and letting
+# only Bootstrapping or WaitingForInput create an entry) is what a fuller fix would do; we
+# have not tied such a change to a release, so we make no claim about which version has it.
 # Also still open: `request_status` has no lock, so `clear()` and `update_status` on two threads
 # can interleave between the `in` check and the write.
 
@@ -170,10 +171,68 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 resurrect.check_exercise(ANSWER)
 
 # %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the buggy `update_status`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson failed-resurrect --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed, which check fails, and what does it observe in `request_status`?
+
+# %%
+# EXERCISE: make a late Failed for a cleared room do nothing (as committed: the buggy method)
+import reference.buggy
+from reference.status import KVPoll
+
+
+class KVManager(reference.buggy.KVManager):
+    def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
+        if bootstrap_room not in self.request_status:
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
+
+
+# %%
+exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}))
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# Leave `update_status` alone and make `clear()` keep a Failed *tombstone* for the room
+# instead of removing it: a late Failed then finds the room present, and "nothing is
+# resurrected". Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: a tombstone instead of removal
+class TombstoneKVManager(reference.buggy.KVManager):
+    def clear(self, bootstrap_room: int) -> None:
+        self.request_status[bootstrap_room] = KVPoll.Failed
+
+
+# %%
+exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": TombstoneKVManager}))
+
+# %% [markdown]
+# Rejected: the tombstone *is* the leak, under another name: the table still grows by one
+# entry per finished request, and the check reads the table, not the code path. (The
+# lesson's gallery of wrong fixes, in `reference/lessons/failed_resurrect/`, has more.)
+
+# %% [markdown]
 # ## Going further
 #
 # - `python -m reference --lesson failed-resurrect` prints both verdicts; `--impl my.module`
 #   runs the scenario against your own `KVManager`.
-# - `tests/test_status_machine.py` is a Hypothesis state machine over open / write / clear /
+# - `tests/test_failed_resurrect_machine.py` is a Hypothesis state machine over open / write / clear /
 #   late Failed: it finds the resurrection in the buggy manager and finds none in the
 #   fixed one.

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # Lesson 2: iterating a live set outside its lock kills the heartbeat
 #
-# Lesson id `live-set-race` · upstream fix: sglang PR #36351 (first released in sglang 0.5.19)
+# Lesson id `live-set-race` · upstream fix: sglang [PR #36351](https://github.com/sgl-project/sglang/pull/36351) (first released in [sglang 0.5.19](https://pypi.org/project/sglang/0.5.19/))
 # · component: the decode-side status manager, `_handle_node_failure`.
 #
 # What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
@@ -30,7 +30,7 @@
 import reference.buggy
 import reference.fixed
 from reference.lessons.live_set_race import teaching as live_set
-from reference.teaching import diffs, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences
 
 # %% [markdown]
 # ## 1. The story
@@ -51,7 +51,7 @@ from reference.teaching import diffs, plots, runs, sequences
 # `tracker.get(addr)`: the *live set object*, not a copy, iterated in step 2 after the lock is
 # gone.
 #
-# **PR #36351** (the report is in `../shared/seeds/`, in Chinese; here in English) points out
+# **[PR #36351](https://github.com/sgl-project/sglang/pull/36351)** points out
 # that this is safe only as long as every other code path that mutates those sets behaves. Its
 # author walked through all of them: code that re-indexes `tracker[addr]` gets a fresh set once
 # the handler has popped the old one, and mooncake's pruning iterates a copy under the lock. But
@@ -85,7 +85,7 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 # %% [markdown]
 # ## 3. The buggy form, live
 #
-# The lesson's scenario (`reference/scenarios/live_set_race.py`) starts the real heartbeat
+# The lesson's scenario (`reference/lessons/live_set_race/scenario.py`) starts the real heartbeat
 # thread on a virtual clock, with two prefills. It kills the first and advances time until the
 # heartbeat handles the failure (with the discard placed as above), then kills the second and
 # advances again. The verdict comes from what happened: exceptions in threads, how many rooms
@@ -141,16 +141,18 @@ plots.timeline_picture(
     [buggy, fixed],
     "live-set-race: what the heartbeat noticed",
     spans={result.variant: live_set.heartbeat_spans(result) for result in (buggy, fixed)},
+    ticks={result.variant: live_set.heartbeat_probes(result) for result in (buggy, fixed)},
+    tick_label="heartbeat probe (every 5 s)",
 )
 
 # %%
 plots.counts_picture(
     [buggy, fixed],
     {
-        "first_failed": ("rooms failed, 1st prefill", 3),
-        "later_failed": ("rooms failed, 2nd prefill", 2),
+        "first_failed": ("of 3 rooms on the 1st prefill,\nfailed", 3),
+        "later_failed": ("of 2 rooms on the 2nd prefill,\nfailed", 2),
     },
-    "Rooms failed after each prefill died (dotted: how many should be)",
+    "Rooms failed after each prefill died (dotted: what a correct run gives)",
 )
 
 # %% [markdown]
@@ -160,6 +162,8 @@ plots.counts_picture(
 # finishing half of 2000 rooms, with no hooks and a tiny thread switch interval. It reports a
 # rate with its seed. The rate varies with the machine and its load; zero fires would prove
 # nothing, which is why the verdict above comes from the hooked run and never from this.
+# (The committed output shows a non-zero count as `'N>0'`, since it changes every run; run
+# the cell to see yours.)
 
 # %%
 stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("buggy", "fixed")]
@@ -180,10 +184,9 @@ print(live_set.both_forms(live_set.stale_pop))
 # %% [markdown]
 # Room 9 is no longer tracked, so when the restarted prefill dies too, the handler fails
 # nothing and room 9 waits in WaitingForInput. This needs the cleanup to stall across a failure
-# and a restart: the hook makes it certain, production makes it rare. Mori's helper was removed
-# in sglang 0.5.20.
+# and a restart: the hook makes it certain, production makes it rare.
 #
-# Also still open after #36351:
+# Also still open after [#36351](https://github.com/sgl-project/sglang/pull/36351):
 #
 # - `_handle_node_failure` is still not inside a try in the heartbeat loop: any other exception
 #   there (a failing disconnect, a bug in a backend's override) still ends failure detection
@@ -204,6 +207,72 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
 live_set.check_exercise(ANSWER)
+
+# %% [markdown]
+# ## 8. Write the fix yourself
+#
+# The warm-up above asked for a prediction; now write the fix. The next cell is
+# the buggy `_handle_node_failure`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson live-set-race --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# **Predict before you run:** as committed, which thread dies, and how many of the affected rooms get failed?
+
+# %%
+# EXERCISE: make the handler iterate what no other thread can change (as committed: buggy)
+import reference.buggy
+
+
+class KVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = self.addr_to_rooms_tracker.get(addr, set())
+            self.addr_to_rooms_tracker.pop(addr, None)
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+
+
+# %%
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}))
+
+# %% [markdown]
+# ### A tempting wrong fix
+#
+# `pop` the set out of the tracker under the lock: the table no longer holds it, so
+# "nobody else can reach it". Run it as written.
+#
+# **Predict before you run:** will the checklist accept it? If not, which check names the
+# problem?
+
+
+# %%
+# EXERCISE: a tempting wrong fix, to run and see rejected: pop the set under the lock
+class PopKVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = self.addr_to_rooms_tracker.pop(addr, set())
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+
+
+# %%
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}))
+
+# %% [markdown]
+# Rejected: the status thread fetched its reference to the set *before* the pop, and
+# discards from that same object while the handler iterates it. Popping moves the set out
+# of the table, not out of reach: only a private copy is safe to iterate.
 
 # %% [markdown]
 # ## Going further

@@ -71,9 +71,10 @@ def pending_tasks(loop: asyncio.AbstractEventLoop, *, exclude: asyncio.Task | No
     )
 
 
-def run_on_jump_loop(main: Callable[[JumpLoop], Awaitable[T]]) -> T:
-    """Run `main(loop)` on a fresh `JumpLoop`; raise `LeakedTasks` if it left any."""
-    loop = JumpLoop()
+def run_on_jump_loop(main: Callable[[JumpLoop], Awaitable[T]], loop: JumpLoop | None = None) -> T:
+    """Run `main(loop)` on a fresh `JumpLoop` (or `loop`, which it closes); raise
+    `LeakedTasks` if it left any."""
+    loop = loop or JumpLoop()
     try:
         result = loop.run_until_complete(_as_coroutine(main(loop)))
         leaked = pending_tasks(loop)

@@ -1,9 +1,10 @@
 """The main job: run lessons against variants and print verdicts.
 
 Exit status: 0 when every verdict equals its expectation (buggy: `bug`, fixed: `ok`,
-an `--impl` module: `ok`), 1 when one differs, 2 when one is `unknown`. Bad flags
-and unknown names get one line on stderr naming the valid choices, exit 2; so does a
-variant that cannot be imported. Ctrl-C: one line, exit 130.
+an `--impl` module: `ok`, an upstream release: its history, `latent` included), 1 when
+one differs, 2 when one is `unknown`. Bad flags and unknown names get one line on
+stderr naming the valid choices, exit 2; so does a variant that cannot be imported.
+Ctrl-C: one line, exit 130.
 
 Each variant is imported and run in a forked worker under a time bound per phase
 (`reference/harness/isolation.py`, `--timeout`); `--in-process` runs unbounded, as the
@@ -22,6 +23,7 @@ from collections.abc import Iterator, Sequence
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
+from reference.harness.checks import score
 from reference.harness.isolation import (
     MAX_REPEAT,
     MAX_TIMEOUT,
@@ -31,11 +33,12 @@ from reference.harness.isolation import (
     run_isolated,
 )
 from reference.harness.result import Result
+from reference.harness.specs import VariantSpec
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS
 from reference.transport.sockets import SOCKETS
-from reference.variants import SHIPPED, Variant, VariantError, VariantSpec
+from reference.variants import SHIPPED, Variant, VariantError
 
 
 def _non_negative(text: str) -> int:
@@ -73,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sglang", action="append", metavar="PATH", help="upstream sglang: a wheel, source tree or install"
     )
+    parser.add_argument("--check", metavar="ID", help="run only this check of each selected lesson")
+    parser.add_argument(
+        "--provoke", action="store_true", help="--sglang: add the trigger a latent defect lacks upstream"
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, default="mock")
     parser.add_argument(
         "--sockets",
@@ -100,8 +107,12 @@ def _variants(args: argparse.Namespace) -> list[VariantSpec]:
     return (
         [VariantSpec("shipped", name) for name in names]
         + [VariantSpec("impl", m) for m in args.impl or []]
-        + [VariantSpec("sglang", path) for path in args.sglang or []]
+        + [VariantSpec("sglang", path, provoke=args.provoke) for path in args.sglang or []]
     )
+
+
+def _has_check(lesson: Lesson, check_id: str, transport: str) -> bool:
+    return any(c.id == check_id for c in lesson.checklist(transport))
 
 
 def _loaded_variants(args: argparse.Namespace) -> list[Variant]:
@@ -116,7 +127,8 @@ def _run(
         return [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
     watch = Watch(show=_terminal_line if sys.stderr.isatty() and not args.json else None)
     try:
-        per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
+        with _term_stops_workers():
+            per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
     except KeyboardInterrupt:
         so_far = watch.so_far()
         raise Interrupted(f"interrupted; so far, {so_far}" if so_far else "interrupted") from None
@@ -162,22 +174,21 @@ def _transport(result: Result) -> str:
 
 
 def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "verdict", "expected", "sockets", "time", "symptom")]
+    rows = [("lesson", "variant", "transport", "verdict", "expected", "sockets", "checks", "time", "symptom")]
     for r in results:
-        mark = "" if r.as_expected else " !"
-        rows.append((r.lesson, r.variant, _transport(r), r.verdict + mark, r.expected, r.sockets,
-                     f"{r.seconds:.2f}s", r.symptom))  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(7)]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row[:7], widths, strict=True)) + "  " + row[7]
-        for row in rows
-    )
+        verdict = r.verdict + ("" if r.as_expected else " !")
+        checks = score(r.checks) if r.checks else "-"
+        where, time = _transport(r), f"{r.seconds:.2f}s"
+        rows.append((r.lesson, r.variant, where, verdict, r.expected, r.sockets, checks, time, r.symptom))
+    last = len(rows[0]) - 1  # the symptom, left unpadded
+    widths = [max(len(row[i]) for row in rows) for i in range(last)]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:last], widths, strict=True)) for row in rows]
+    return "\n".join(f"{line}  {row[last]}" for line, row in zip(lines, rows, strict=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        with _term_stops_workers():
-            return _main(argv)
+        return _main(argv)
     except IsolationError as exc:
         print(f"python -m reference: {'' if exc.exit_status == 130 else 'error: '}{exc}", file=sys.stderr)
         return exc.exit_status
@@ -200,6 +211,8 @@ def _main(argv: Sequence[str] | None) -> int:
         repeat=args.repeat,
         backend=args.backend,
         sockets=args.sockets,
+        check=args.check,
+        provoke=args.provoke,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     for lesson in [x for x in lessons if args.transport not in x.transports]:
@@ -213,6 +226,15 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         print(f"python -m reference: error: no selected lesson runs on {where}", file=sys.stderr)
         return 2
+    if args.check:
+        lessons = [x for x in lessons if _has_check(x, args.check, args.transport)]
+        if not lessons:
+            print(
+                f"python -m reference: error: no selected lesson has check {args.check!r} on "
+                f"{args.transport} (see each lesson's README for its checks)",
+                file=sys.stderr,
+            )
+            return 2
     results = _run(lessons, variants, options, args)
     if args.json:
         print(json.dumps({"results": [_json_row(r) for r in results]}, indent=2))

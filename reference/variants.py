@@ -2,8 +2,11 @@
 
 A variant is any importable module exposing some of `KVManager`, `KVReceiver`,
 `BootstrapServer` and `DPDispatcher` (the protocol is in README.md, "The variant
-protocol"). The shipped ones are `reference.buggy` (expected verdict `bug`) and
-`reference.fixed` (expected `ok`); a module given with `--impl` is expected `ok`.
+protocol"). The shipped ones are `reference.buggy` (expected verdict `bug`),
+`reference.fixed` (upstream's fixes: `ok` on the four upstream-fix lessons, `bug` on the
+residual lessons those fixes leave open) and `reference.hardened` (`ok` everywhere). A
+module given with `--impl` is expected `ok` everywhere: the residual lessons are holes
+a complete fix closes, so a module with upstream's fixes only reads `bug !` there.
 """
 
 from __future__ import annotations
@@ -21,12 +24,24 @@ from typing import Literal
 
 from reference.protocol import missing_members
 
-Expected = Literal["bug", "ok"]
+Expected = Literal["bug", "ok", "latent"]  # latent: upstream versions only
+
+# Lessons about holes upstream's four fixes leave open (reference/hardened closes them).
+RESIDUAL_LESSON_IDS = (
+    "restart-recovery",
+    "room-reuse",
+    "failure-records",
+    "supervised-loops",
+    "stale-tracker",
+)
 
 SHIPPED: dict[str, tuple[str, Expected]] = {
     "buggy": ("reference.buggy", "bug"),
     "fixed": ("reference.fixed", "ok"),
+    "hardened": ("reference.hardened", "ok"),
 }
+# Per-lesson expectations that differ from a shipped variant's default.
+SHIPPED_EXPECTATIONS: dict[str, dict[str, Expected]] = {"fixed": dict.fromkeys(RESIDUAL_LESSON_IDS, "bug")}
 
 
 class VariantError(Exception):
@@ -73,40 +88,9 @@ def declared_unavailable(module: ModuleType, names: tuple[str, ...]) -> dict[str
     return {name: reasons[name] for name in names if name in reasons}
 
 
-@dataclass(frozen=True)
-class VariantSpec:
-    """How to load a variant, without loading it: what an isolated worker receives
-    (`reference/harness/isolation.py`), so that importing a user's module happens there."""
-
-    kind: Literal["shipped", "impl", "sglang"]
-    target: str  # a shipped name, an --impl module name or path, an --sglang path
-
-    @property
-    def name(self) -> str:
-        """As given on the command line (a loaded `--sglang` variant is named by its version)."""
-        return self.target
-
-    @property
-    def label(self) -> str:
-        """The variant as the user asked for it, for one-line messages."""
-        return {"shipped": "variant", "impl": "--impl module", "sglang": "--sglang"}[self.kind] + (
-            f" {self.target!r}"
-        )
-
-    def load(self) -> Variant:
-        """Import it here; raises `VariantError` with one line."""
-        if self.kind == "shipped":
-            return shipped(self.target)
-        if self.kind == "impl":
-            return load_impl(self.target)
-        from reference.upstream import load_sglang  # imports this module
-
-        return load_sglang(self.target)
-
-
 def shipped(name: str) -> Variant:
     module_name, expected = SHIPPED[name]
-    return Variant(name, importlib.import_module(module_name), expected)
+    return Variant(name, importlib.import_module(module_name), expected, SHIPPED_EXPECTATIONS.get(name, {}))
 
 
 def load_impl(module_name: str) -> Variant:

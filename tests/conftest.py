@@ -17,6 +17,7 @@ import pytest
 
 from reference.aioloop import pending_tasks
 from reference.dataplane import BACKENDS, backend_status
+from reference.lessons import LESSONS  # noqa: F401 - imported before `--impl` forks workers
 
 GRACE = 2.0  # real seconds for a stopping thread to finish after its owner closed it
 
@@ -82,17 +83,6 @@ def pytest_collection_modifyitems(items):
             item.fixturenames.insert(0, "no_leaked_tasks")
 
 
-# `pytest --impl MODULE` (tests/impl_option.py): its option, hooks and `impl_variant`.
-from impl_option import (  # noqa: E402, F401
-    add_impl_option,
-    impl_timeout,
-    impl_variant,
-    pytest_configure,
-    pytest_ignore_collect,
-    pytest_report_header,
-)
-
-
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pd-reference")
     group.addoption(
@@ -102,7 +92,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="KV transfer backend(s) to test (default: all usable)",
     )
     group.addoption("--device", default="cpu", help="memory for backend tests: cpu (default) or cuda[:N]")
-    add_impl_option(parser)
 
 
 @pytest.fixture(params=BACKENDS)

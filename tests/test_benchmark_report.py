@@ -101,8 +101,31 @@ def test_recovery_target_needs_fixed_fast_and_buggy_never() -> None:
 
 def test_unmeasured_targets_say_why_instead_of_passing() -> None:
     checked = targets.check_all({}, None, None)
-    assert [t["met"] for t in checked] == [None, None, None]
+    assert [t["met"] for t in checked] == [None] * 5
     assert all(t["measured"].startswith("not measured: ") for t in checked)
+
+
+def _hardened_sweep(stale: int, after: float | str) -> dict:
+    run = {"repetition": 0, "stale_failures": stale, "first_success_after_registered_s": after}
+    summary = {"max_failed_per_key": stale, "first_success_after_registered_s": after}
+    variants = {"hardened": {"runs": [run], "summary": summary}}
+    return {"sweeps": [{"sockets": "fail-fast (IMMEDIATE=1, SNDTIMEO 0.1 s)", "variants": variants}]}
+
+
+def test_hardened_recovery_needs_no_stale_failure_and_10_ms() -> None:
+    assert targets.hardened_recovery(_hardened_sweep(0, 0.004))["met"] is True
+    assert targets.hardened_recovery(_hardened_sweep(1, 0.004))["met"] is False
+    assert targets.hardened_recovery(_hardened_sweep(0, 0.011))["met"] is False
+    assert targets.hardened_recovery(_hardened_sweep(0, "never"))["met"] is False
+
+
+def test_hardened_cache_hit_is_compared_with_buggy_times_1_1() -> None:
+    share = {"hardened_cache_hit_ratio": 1.05, "hardened_cache_hit_ns": 105.0, "buggy_cache_hit_ns": 100.0}
+    assert targets.hardened_cache_hit({"setup_share": share})["met"] is True
+    assert (
+        targets.hardened_cache_hit({"setup_share": {**share, "hardened_cache_hit_ratio": 1.2}})["met"]
+        is False
+    )
 
 
 def test_cache_hit_share_is_compared_with_one_percent() -> None:

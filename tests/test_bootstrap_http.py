@@ -101,9 +101,9 @@ async def test_topology_is_first_writer_wins_and_every_put_counts(api):
         (json.dumps(body(attn_tp_rank=2)).encode(), "'attn_tp_rank' = 2 outside 0..1"),
         (json.dumps(body(pp_rank=-1)).encode(), "'pp_rank' = -1 outside 0..0"),
         (json.dumps(body(rank_port=70000)).encode(), "'rank_port' = 70000 outside 1..65535"),
-        (json.dumps(body(rank_ip="")).encode(), "'rank_ip' must be a non-empty string"),
+        (json.dumps(body(rank_ip="")).encode(), "'rank_ip' must be an IP address"),
         (json.dumps(body(kv_cache_dtype=3)).encode(), "'kv_cache_dtype' must be a non-empty string"),
-        (json.dumps(body(prefill_http_port="x")).encode(), "'prefill_http_port' must be int or null"),
+        (json.dumps(body(prefill_http_port="x")).encode(), "'prefill_http_port' must be an integer"),
         (
             json.dumps(body(attn_tp_size=4, attn_tp_rank=3)).encode(),
             "rank 3 outside the registered attn_tp_size 2",

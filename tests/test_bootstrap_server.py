@@ -109,6 +109,10 @@ def test_cli_serves_health_survives_a_malformed_put_and_stops_on_sigint():
         (["--port", "99999"], 2, "expected a port 0..65535, got '99999'"),
         (["--variant", "nope"], 2, "invalid choice: 'nope'"),
         (["--cleanup-interval", "0"], 2, "expected seconds > 0"),
+        (["--host", ""], 2, "argument --host: expected an IP address such as 127.0.0.1 or ::1, got ''"),
+        (["--host", "localhost"], 2, "expected an IP address such as 127.0.0.1 or ::1, got 'localhost'"),
+        (["--host", "127.0.0.1\n"], 2, "expected an IP address"),
+        (["--max-rooms", "0"], 2, "expected a whole number >= 1, got '0'"),
     ],
 )
 def test_cli_bad_flags_get_one_line(args, code, needle):
@@ -126,6 +130,14 @@ def test_cli_on_a_busy_port_gets_one_line_and_exit_1():
         _, err = proc.communicate(timeout=BOUND)
     assert proc.returncode == 1 and "cannot serve on 127.0.0.1:" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_warns_in_one_line_before_binding_anything_but_loopback():
+    proc = _start_cli("--host", "192.0.2.1", "--port", "0")  # TEST-NET-1: not ours, bind fails
+    _, err = proc.communicate(timeout=BOUND)
+    warning, error = err.strip().splitlines()
+    assert "warning: 192.0.2.1 is not a loopback address" in warning
+    assert proc.returncode == 1 and "cannot serve on 192.0.2.1:0" in error
 
 
 def test_query_dp_ranks_answers_json_over_real_http():

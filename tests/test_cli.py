@@ -4,6 +4,8 @@ import json
 
 from reference.cli import exit_code, main
 from reference.harness.result import Result
+from reference.lessons import LESSONS
+from reference.variants import SHIPPED
 
 
 def test_json_lists_every_lesson_with_expected_verdicts(capsys):
@@ -13,12 +15,15 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
     assert got == {
         ("failed-resurrect", "buggy"): "bug",
         ("failed-resurrect", "fixed"): "ok",
+        ("failed-resurrect", "hardened"): "ok",
         ("live-set-race", "buggy"): "bug",
         ("live-set-race", "fixed"): "ok",
+        ("live-set-race", "hardened"): "ok",
     }
-    assert set(results[0]) == {
-        "lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"
-    }  # fmt: skip
+    keys = {"lesson", "variant", "transport", "sockets", "verdict", "expected", "symptom", "seconds"}
+    keys.add("checks")
+    assert set(results[0]) == keys
+    assert results[0]["checks"][0]["id"] == "story"
 
 
 def test_table_is_the_default_output(capsys):
@@ -44,4 +49,4 @@ def test_in_process_gives_the_same_verdicts_as_the_isolated_workers(capsys):
         assert main(["--json", *extra]) == 0
         results = json.loads(capsys.readouterr().out)["results"]
         verdicts.append([(r["lesson"], r["variant"], r["verdict"]) for r in results])
-    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 8
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == len(LESSONS) * len(SHIPPED)

@@ -40,10 +40,10 @@ def _findings(name: str, timeout: float | None) -> dict[tuple[str, str], dict]:
 
 
 @pytest.mark.parametrize(("lesson", "prop"), CLAIMED)
-def test_property_holds(impl_variant, impl_timeout, lesson, prop):
-    finding = _findings(impl_variant.name, impl_timeout)[lesson, prop]
+def test_property_holds(explore_variant, impl_timeout, lesson, prop):
+    finding = _findings(explore_variant.name, impl_timeout)[lesson, prop]
     if finding["verdict"] != "ok":
         trace = f"\n  schedule: {finding['schedule']}\n{finding['trace']}" if finding["schedule"] else ""
         verdict = f"{finding['verdict']}: {finding['symptom']}"
-        pytest.fail(f"{lesson}/{prop} on {impl_variant.name}: {verdict}{trace}", pytrace=False)
+        pytest.fail(f"{lesson}/{prop} on {explore_variant.name}: {verdict}{trace}", pytrace=False)
     assert finding["interleavings"] > 0

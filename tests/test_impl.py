@@ -1,9 +1,11 @@
-"""Every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
+"""Every check of every lesson against one variant module, expected `ok`: `pytest --impl MODULE`.
 
-Without `--impl` the module is `reference.fixed` (see tests/impl_option.py). Each lesson
-runs as the CLI runs it: in a worker process under the same time bound, so a variant
-that hangs fails its test with `unknown: hit its time bound` instead of hanging pytest.
-A failure prints the lesson's verdict and symptom, which say what your variant got wrong.
+Without `--impl` the module is `reference.hardened` (ok on every lesson, the residual
+ones included; see reference/harness/pytest_plugin.py).
+One test per check (the lesson's story is its first check, `story`), each run as the CLI
+runs it: in a worker process under the same time bound, so a variant that hangs fails its
+test with `unknown: hit its time bound` instead of hanging pytest. A failure prints the
+check's verdict and symptom, which say what your variant got wrong.
 """
 
 import pytest
@@ -11,14 +13,19 @@ import pytest
 from reference.harness.isolation import IsolationError, run_isolated
 from reference.lessons import LESSONS, Options
 
+CHECKS = [
+    pytest.param(lesson.id, check.id, id=f"{lesson.id}/{check.id}", marks=pytest.mark.lesson(id=lesson.id))
+    for lesson in LESSONS.values()
+    for check in lesson.checklist("mock")
+]
 
-@pytest.mark.parametrize(
-    "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(id=lesson)) for lesson in LESSONS]
-)
-def test_lesson_holds(impl_variant, impl_timeout, lesson_id):
+
+@pytest.mark.parametrize(("lesson_id", "check_id"), CHECKS)
+def test_check_holds(impl_variant, impl_timeout, lesson_id, check_id):
     try:
-        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(), impl_timeout)
+        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(check=check_id), impl_timeout)
     except IsolationError as exc:
-        pytest.fail(f"{lesson_id} on {impl_variant.label}: {exc}", pytrace=False)
+        pytest.fail(f"{lesson_id}/{check_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":
-        pytest.fail(f"{lesson_id} on {result.variant}: {result.verdict}: {result.symptom}", pytrace=False)
+        where = f"{lesson_id}/{check_id} on {result.variant}"
+        pytest.fail(f"{where}: {result.verdict}: {result.symptom}", pytrace=False)

@@ -55,20 +55,27 @@ def test_fail_fast_sockets_fail_the_stale_send_itself():
     )
 
 
+@pytest.mark.timeout(180)  # every loopback lesson on three variants, in a child process
 def test_cli_runs_every_loopback_lesson():
     proc = subprocess.run(
         [sys.executable, "-m", "reference", "--transport", "loopback", "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT, capture_output=True, text=True, timeout=170,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     got = {(r["lesson"], r["variant"]): r["verdict"] for r in json.loads(proc.stdout)["results"]}
     assert got == {
         ("live-set-race", "buggy"): "bug",  # the heartbeat probing real /health of real processes
         ("live-set-race", "fixed"): "ok",
+        ("live-set-race", "hardened"): "ok",
         ("stale-bootstrap", "buggy"): "bug",
         ("stale-bootstrap", "fixed"): "ok",
+        ("stale-bootstrap", "hardened"): "ok",
         ("task-refs", "buggy"): "bug",  # dispatcher workers as real processes
         ("task-refs", "fixed"): "ok",
+        ("task-refs", "hardened"): "ok",
+        ("restart-recovery", "buggy"): "bug",  # a real prefill restart on upstream's socket options
+        ("restart-recovery", "fixed"): "bug",
+        ("restart-recovery", "hardened"): "ok",
     }
     assert "skipped failed-resurrect: no loopback scenario" in proc.stderr
     assert all(r["transport"] == "loopback" for r in json.loads(proc.stdout)["results"])

@@ -1,21 +1,27 @@
-"""Each notebook is a jupytext pair, committed clean, with no library code in its cells.
+"""Each notebook is a jupytext pair, committed executed, with no library code in its cells.
 
 - every `notebooks/NAME.ipynb` has a `NAME.py` twin (percent format) and the other way
-  round; the .ipynb is exactly what `python -m reference.teaching.twins` renders from the
-  .py (content-derived cell ids), and converting it back gives the .py byte for byte;
-- committed notebooks carry no outputs and no execution counts (CI executes them);
+  round; the .ipynb's sources (outputs dropped) are exactly what
+  `python -m reference.teaching.twins --sources` renders from the .py (content-derived
+  cell ids), and converting it back gives the .py byte for byte;
+- committed notebooks carry their outputs, so they read without running: every code cell
+  was executed, in order, and every cell ending in an expression shows a result; outputs
+  hold no memory addresses (the render normalises them); CI still executes them all;
 - code cells import only from the `reference` package and define nothing (no def,
-  class or lambda): helpers belong in `reference/teaching/`, where they are tested.
+  class or lambda): helpers belong in `reference/teaching/`, where they are tested. The one
+  exception is a cell marked as an exercise (its first line is `# EXERCISE:`), where the
+  learner writes a fix: it may define classes and functions, and import the standard library.
 """
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
 jupytext = pytest.importorskip("jupytext", reason="needs the `notebooks` extra (jupytext)")
 
-from reference.teaching.twins import render  # noqa: E402 (after the skip: it needs jupytext)
+from reference.teaching.twins import clean, render  # noqa: E402 (after the skip: it needs jupytext)
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IPYNB = sorted(NOTEBOOKS.glob("*.ipynb"))
@@ -30,27 +36,47 @@ def test_there_are_notebooks_and_every_one_has_a_twin():
 @pytest.mark.parametrize("path", IPYNB, ids=lambda p: p.name)
 def test_ipynb_is_its_py_twin(path):
     twin = path.with_suffix(".py")
-    assert path.read_text() == render(twin), (
-        f"{path.name} is not the rendering of {twin.name}: run `.venv/bin/python -m reference.teaching.twins`"
+    assert clean(path.read_text()) == render(twin), (
+        f"{path.name}'s cells differ from {twin.name}: run `.venv/bin/python -m reference.teaching.twins`"
     )
     assert jupytext.writes(jupytext.read(path), fmt="py:percent") == twin.read_text()
 
 
+def _ends_in_expression(source: str) -> bool:
+    body = ast.parse(source).body
+    return bool(body) and isinstance(body[-1], ast.Expr) and not source.rstrip().endswith(";")
+
+
 @pytest.mark.parametrize("path", IPYNB, ids=lambda p: p.name)
-def test_committed_without_outputs(path):
+def test_committed_with_outputs(path):
     cells = [c for c in jupytext.read(path).cells if c.cell_type == "code"]
-    dirty = [i for i, c in enumerate(cells) if c.get("outputs") or c.get("execution_count") is not None]
-    assert not dirty, f"{path.name}: code cells {dirty} carry outputs; regenerate it from its .py"
+    counts = [c.get("execution_count") for c in cells]
+    assert counts == list(range(1, len(cells) + 1)), (
+        f"{path.name}: not executed top to bottom (execution counts {counts}): "
+        "run `.venv/bin/python -m reference.teaching.twins`"
+    )
+    silent = [i for i, c in enumerate(cells) if _ends_in_expression(c.source) and not c.get("outputs")]
+    assert not silent, f"{path.name}: code cells {silent} end in an expression but show no output"
+    errors = [i for i, c in enumerate(cells) for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"{path.name}: code cells {errors} raised"
+    assert " at 0x" not in path.read_text(), f"{path.name}: an output shows a memory address"
+
+
+EXERCISE_MARK = "# EXERCISE:"
 
 
 def _problems(source: str) -> list[str]:
     found = []
+    exercise = source.lstrip().startswith(EXERCISE_MARK)
     for node in ast.walk(ast.parse(source)):
+        if exercise and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue  # the learner's fix: a subclass of the buggy component
+        allowed = {"reference", *(sys.stdlib_module_names if exercise else ())}
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
             found.append(f"defines {getattr(node, 'name', 'a lambda')}")
         elif isinstance(node, ast.Import):
-            found += [f"imports {a.name}" for a in node.names if a.name.split(".")[0] != "reference"]
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] != "reference":
+            found += [f"imports {a.name}" for a in node.names if a.name.split(".")[0] not in allowed]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] not in allowed:
             found.append(f"imports from {node.module}")
     return found
 
@@ -71,6 +97,11 @@ def test_the_cell_check_catches_library_code():
         "defines a lambda",
     ]
     assert _problems("import reference.buggy\nfrom reference.teaching import runs") == []
+    exercise = "# EXERCISE: the fix\nclass KVManager(reference.buggy.KVManager):\n    def f(self): pass\n"
+    assert _problems(exercise) == [], "a cell marked as an exercise may define the learner's fix"
+    assert _problems(exercise + "import asyncio\n") == [], "and import the standard library"
+    assert _problems(exercise + "import numpy\n") == ["imports numpy"], "but nothing else"
+    assert _problems("x = 1\n" + exercise) == ["defines KVManager", "defines f"], "the mark opens the cell"
 
 
 def test_twins_cli_renders_and_checks(tmp_path, capsys):
@@ -79,7 +110,7 @@ def test_twins_cli_renders_and_checks(tmp_path, capsys):
     (tmp_path / "09_demo.py").write_text("# %% [markdown]\n# Hello\n\n# %%\n1 + 1\n\n# %%\n1 + 1\n")
     assert twins.main(["--check", "--folder", str(tmp_path)]) == 1
     assert "09_demo.ipynb differs" in capsys.readouterr().err
-    assert twins.main(["--folder", str(tmp_path)]) == 0
+    assert twins.main(["--sources", "--folder", str(tmp_path)]) == 0
     assert twins.main(["--check", "--folder", str(tmp_path)]) == 0
     ids = [c.id for c in jupytext.read(tmp_path / "09_demo.ipynb").cells]
     assert len(set(ids)) == 3 and ids[2] == f"{ids[1]}-2", "equal cells get distinct, stable ids"

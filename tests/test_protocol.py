@@ -2,6 +2,7 @@
 with the reason, never a traceback (CLI, library and `pytest --impl`)."""
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -105,21 +106,45 @@ def test_cli_impl_by_path_and_by_name():
     by_path = run(
         "-m", "reference", "--impl", "notebooks/exercises/my_fix", "--lesson", "failed-resurrect", "--json"
     )
-    by_name = run("-m", "reference", "--impl", "reference.fixed", "--json")
+    by_name = run("-m", "reference", "--impl", "reference.hardened", "--json")  # --impl: ok everywhere
     assert by_path.returncode == 1, by_path.stderr
     assert json.loads(by_path.stdout)["results"][0]["verdict"] == "bug"
     assert by_name.returncode == 0, by_name.stderr
     assert {r["verdict"] for r in json.loads(by_name.stdout)["results"]} == {"ok"}
 
 
+@pytest.mark.timeout(180)  # a whole pytest session in a child process
 def test_pytest_impl_runs_every_lesson_against_the_module():
-    collected = run("-m", "pytest", "-q", "--collect-only", "--impl", "reference.buggy")
-    files = {line.split("::")[0] for line in collected.stdout.splitlines() if "::" in line}
-    assert files == {"tests/test_impl.py", "tests/test_explore_impl.py"}, collected.stdout[-500:]
     buggy = run("-m", "pytest", "-q", "-p", "no:randomly", "--impl", "reference.buggy", "tests/test_impl.py")
     assert buggy.returncode == 1
-    assert f"{len(LESSONS)} failed in" in buggy.stdout  # one lesson check per lesson
-    assert "failed-resurrect on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
+    counts = re.search(r"(\d+) failed(?:, (\d+) passed)? in", buggy.stdout)
+    assert counts, buggy.stdout
+    checks = sum(len(lesson.checklist("mock")) for lesson in LESSONS.values())
+    assert int(counts[1]) + int(counts[2] or 0) == checks  # only the lesson checks were collected
+    assert int(counts[1]) >= len(LESSONS)  # at least every story fails on the buggy form
+    assert "failed-resurrect/story on reference.buggy: bug: 8 of 8 cleared rooms came back" in buggy.stdout
+
+
+def test_pytest_impl_collects_only_the_checks_and_explorations():
+    listed = run("-m", "pytest", "-q", "--collect-only", "--impl", "reference.fixed")
+    ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    assert ids, listed.stdout + listed.stderr
+    assert {i.split("::")[0] for i in ids} == {"tests/test_impl.py", "tests/test_explore_impl.py"}
+
+
+def test_pytest_impl_takes_a_path_after_a_space():
+    template = run(
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:randomly",
+        "--impl",
+        "notebooks/exercises/my_fix",
+        "tests/test_impl.py",
+    )
+    assert template.returncode == 1, template.stdout + template.stderr  # tests ran and failed, not usage (4)
+    assert "failed-resurrect/story on notebooks/exercises/my_fix: bug:" in template.stdout
     missing = run("-m", "pytest", "-q", "--impl", "no_such_module_here")
     assert missing.returncode == 4
     assert missing.stderr.strip() == (

@@ -52,7 +52,7 @@ def test_runs_print_the_scenario_verdicts():
         runs.run("failed-resurrect", "hardened-someday")
 
 
-@pytest.mark.parametrize("lesson", sorted(sequences.INTERLEAVINGS))
+@pytest.mark.parametrize("lesson", sorted(sequences.LESSONS_DRAWN))
 def test_each_interleaving_marks_the_bug_and_the_fix(lesson):
     kinds = {v: {s.kind for s in sequences.interleaving(lesson, v).steps} for v in ("buggy", "fixed")}
     assert {"bug", "error"} <= kinds["buggy"] and "fix" not in kinds["buggy"]
@@ -131,8 +131,10 @@ def test_replacement_race_keeps_the_new_generation_only_by_identity():
 @pytest.mark.lesson(id="stale-bootstrap")
 def test_stale_sockets_and_slow_prefill_in_both_forms():
     fixed = stale.stale_sockets(reference.fixed, restarts=2)
-    assert "requests Success Failed Success Failed Success" in fixed and fixed.count("tcp://") == 2
-    assert "requests Success Failed Failed Failed Failed" in stale.stale_sockets(reference.buggy, restarts=2)
+    assert "2 prefill restarts" in fixed and "Success | Failed Success | Failed Success" in fixed
+    assert fixed.count("tcp://") == 2 and "one per earlier generation it reached" in fixed
+    buggy = stale.stale_sockets(reference.buggy, restarts=2)
+    assert "Success | Failed Failed | Failed Failed" in buggy and "never reached a restarted prefill" in buggy
     assert "extra /route fetches 2" in stale.slow_prefill(reference.fixed)
     assert "extra /route fetches 0" in stale.slow_prefill(reference.buggy)
 

@@ -15,7 +15,10 @@ def test_tables_from_the_committed_results():
     assert len(table) == 1 + len(overhead["pairs"])
     rows = bench.recovery_table(recovery).splitlines()
     assert len(rows) == 1 + sum(len(s["variants"]) for s in recovery["sweeps"])
-    assert bench.targets(summary).count("\n    ") == len(summary["targets"])
+    targets = bench.targets(summary)
+    assert targets.count("\n    verdict:  ") == len(summary["targets"]), "each verdict under its own target"
+    split = [row.split()[-3:] for row in rows[1:]]
+    assert all(a.isdigit() and slash == "/" and b.isdigit() for a, slash, b in split), "failures split"
 
 
 def test_missing_results_get_a_clear_error(tmp_path):

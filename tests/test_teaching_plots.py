@@ -24,8 +24,20 @@ def test_result_pictures_show_lanes_series_and_counts():
     timeline = plots.timeline_picture(results, "live-set-race")
     assert timeline.png().startswith(PNG)
     assert "first-failure-handled\n1 rooms failed" in timeline.texts()
+    from reference.lessons.live_set_race import teaching as live_set
+
+    probes = {r.variant: live_set.heartbeat_probes(r) for r in results}
+    assert probes == {"buggy": [5.0, 10.0], "fixed": [5.0, 10.0, 15.0, 20.0, 25.0]}, (
+        "a dead heartbeat probes no more"
+    )
+    ticked = plots.timeline_picture(results, "t", ticks=probes, tick_label="heartbeat probe")
+    assert "heartbeat probe" in ticked.texts()
     bars = {"first_failed": ("rooms failed", 3)}
-    assert "rooms failed\n(of 3)" in plots.counts_picture(results, bars, "counts").texts()
+    counts = plots.counts_picture(results, bars, "counts").texts()
+    assert "rooms failed\n(should be 3)" in counts
+    assert {"1", "3", "should be"} <= set(counts), (
+        "each bar shows its value (buggy 1, fixed 3), a legend the dotted line"
+    )
     leak = runs.run_all("failed-resurrect")
     series = plots.series_picture(leak, "sizes", "leak", "late aborts", "entries")
     assert {"buggy", "fixed", "late aborts"} <= set(series.texts())
@@ -66,6 +78,12 @@ def test_outcome_picture_and_nested_detail_keys():
     picture = plots.outcome_picture(results, "stream", caption=stale.ports_of)
     assert picture.png().startswith(PNG)
     assert "41003,41004" in picture.texts() and "Success" in picture.texts()
+    ticks = [t.get_text() for t in picture.figure.axes[0].get_xticklabels()]
+    assert ticks == [str(n) for n in range(1, len(ticks) + 1)], (
+        "requests numbered 1..N, no gap at the restart"
+    )
+    colours = {line.get_color() for line in picture.figure.axes[0].get_lines()}
+    assert not colours & set(plots.COLOURS.values()), "outcomes do not borrow a variant's colour"
     refs = runs.run_all("task-refs")
     assert plots.detail(refs[0], ("bootstrap server", "rooms_left")) == [8, 16]
     series = plots.series_picture(refs, ("bootstrap server", "rooms_left"), "t", "jumps", "entries")

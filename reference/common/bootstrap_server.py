@@ -5,7 +5,10 @@ binds the port (so a busy port fails right there, in the caller), starts the thr
 which creates the cleanup task, sets up an aiohttp `AppRunner` and runs the loop
 forever; `close()` stops the loop thread-safely, joins the thread (bounded) and frees
 the port. The routes' logic is `BootstrapTable.handle`; this layer only reads the
-body (413 over `max_body`), calls it and encodes the `Reply`. Access logs are off.
+body (413 over `max_body`, 408 if it takes over `read_timeout`), calls it and encodes
+the `Reply` (a 405 carries `Allow`). Connections are `bootstrap_http.OneLineErrors`:
+one-line parser errors, `read_timeout` for a request head, one rate-limited log line
+per rejected request, no access log.
 
 The cleanup task (`_cleanup_expired_entries`: sleep `cleanup_interval`, then drop
 `room_to_dp_rank` entries older than `entry_ttl`; upstream: 120 s and 120 s) is created
@@ -32,7 +35,8 @@ from typing import Any
 
 from aiohttp import web
 
-from reference.common.bootstrap_table import BootstrapTable
+from reference.common.bootstrap_http import READ_TIMEOUT, SHUTDOWN_TIMEOUT, serve
+from reference.common.bootstrap_table import MAX_ROOMS, ROUTES, BootstrapTable
 from reference.common.cleanup_ticks import SleepTicks, Ticks
 from reference.transport.base import Reply
 
@@ -54,10 +58,17 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def encode(reply: Reply) -> web.Response:
+def encode(reply: Reply, path: str = "") -> web.Response:
+    headers = {"Allow": ", ".join(sorted(ROUTES[path]))} if reply.status == 405 else None
     if isinstance(reply.body, str):
-        return web.Response(status=reply.status, text=reply.body)
-    return web.json_response(reply.body, status=reply.status)
+        return web.Response(status=reply.status, text=reply.body, headers=headers)
+    return web.json_response(reply.body, status=reply.status, headers=headers)
+
+
+def _closing(status: int, text: str) -> web.Response:
+    response = web.Response(status=status, text=text)
+    response.force_close()
+    return response
 
 
 class BootstrapServerBase:
@@ -69,6 +80,8 @@ class BootstrapServerBase:
         cleanup_interval: float = 120.0,  # SGLANG_DISAGGREGATION_BOOTSTRAP_ENTRY_CLEANUP_INTERVAL
         entry_ttl: float = 120.0,
         max_body: int = MAX_BODY,
+        read_timeout: float = READ_TIMEOUT,  # request head, body, idle keep-alive
+        max_rooms: int = MAX_ROOMS,  # room_to_dp_rank entries; the oldest go first
         now: Callable[[], float] = time.monotonic,
         cleanup_ticks: Ticks | None = None,  # None: SleepTicks(cleanup_interval), as upstream
         loop: asyncio.AbstractEventLoop | None = None,
@@ -76,9 +89,10 @@ class BootstrapServerBase:
     ) -> None:
         self.host, self.requested_port = host, port
         self.cleanup_interval, self.entry_ttl, self.max_body = cleanup_interval, entry_ttl, max_body
+        self.read_timeout = read_timeout
         self.cleanup_ticks = cleanup_ticks or SleepTicks(cleanup_interval)
         self.listen = listen
-        self.table = BootstrapTable(now)
+        self.table = BootstrapTable(now, max_rooms=max_rooms)
         self.cleanup_rounds = 0
         self._sock: socket.socket | None = None
         self._port: int | None = None
@@ -96,14 +110,19 @@ class BootstrapServerBase:
 
     async def _handle(self, request: web.Request) -> web.Response:
         try:
-            body = await request.read()
+            async with asyncio.timeout(self.read_timeout):
+                body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return web.Response(status=413, text=f"body over the {self.max_body}-byte limit")
+        except TimeoutError:
+            return _closing(408, f"body not received within {self.read_timeout} s")
+        except Exception as exc:  # the client went away mid-body, or a bad chunked encoding
+            return _closing(400, f"body unreadable ({type(exc).__name__})")
         try:
             reply = self.table.handle(request.method, request.path, request.query, body)
         except Exception as exc:  # a gap in validation must not become a 500
             reply = Reply(400, f"bad request ({type(exc).__name__})")
-        return encode(reply)
+        return encode(reply, request.path)
 
     # -- the background task -------------------------------------------------------------
     async def _cleanup_expired_entries(self) -> None:
@@ -145,12 +164,13 @@ class BootstrapServerBase:
         loop = self._loop
         assert loop is not None
         asyncio.set_event_loop(loop)
-        runner = web.AppRunner(self.make_app(), access_log=None)
+        runner = web.AppRunner(self.make_app(), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT)
+        listening: asyncio.Server | None = None
         try:
             self._start_background_tasks(loop)
             if self._sock is not None:
                 loop.run_until_complete(runner.setup())
-                loop.run_until_complete(web.SockSite(runner, self._sock).start())
+                listening = loop.run_until_complete(serve(runner, self._sock, self.read_timeout))
         except Exception as exc:
             self._startup_error = exc
         self._started.set()
@@ -158,6 +178,8 @@ class BootstrapServerBase:
             if self._startup_error is None:
                 loop.run_forever()
         finally:
+            if listening is not None:
+                listening.close()  # stop accepting; the runner's cleanup closes the connections
             loop.run_until_complete(runner.cleanup())
             _cancel_pending(loop)
             loop.close()

@@ -11,15 +11,20 @@ transport calls the very same `handle`, so both transports answer identically.
 As upstream: topology fields are first-writer-wins; every accepted PUT counts toward
 readiness and nothing ever un-counts (a rank that re-registers counts twice); the
 server is ready when the count reaches dp x cp x tp x pp, and answers 503 until then.
-Unlike upstream, bad input is a 400 naming the field (upstream: a 500), and a rank
-outside the registered topology is rejected. A rejected request changes nothing.
+Unlike upstream, bad input is a 400 naming the field (upstream: a 500), a rank
+outside the registered topology is rejected, and so is a topology of more than
+`MAX_TOTAL_RANKS` ranks. A rejected request changes nothing.
 `room_to_dp_rank` entries carry a timestamp; `expire(ttl)` is the cleanup task's body.
+Unlike upstream, the table holds at most `max_rooms` entries: registering one more
+evicts the oldest (insertion order; a re-registered room counts as new), so a flood of
+registrations costs bounded memory and new rooms keep working.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +32,8 @@ from reference.common import bootstrap_validate as v
 from reference.common.bootstrap_validate import BadRequest
 from reference.transport.base import Reply
 
+MAX_ROOMS = 1 << 16  # room_to_dp_rank entries (~330 bytes each); see README "Bounds"
+MAX_TOTAL_RANKS = 1 << 16  # dp x cp x tp x pp of one prefill, which bounds prefill_port_table
 ROUTES: dict[str, frozenset[str]] = {
     "/route": frozenset({"GET", "PUT"}),
     "/health": frozenset({"GET"}),
@@ -43,13 +50,16 @@ PARALLEL_INFO = (*TOPOLOGY, "follow_bootstrap_room", "enable_dsa_cache_layer_spl
 
 
 class BootstrapTable:
-    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
-        self.now = now
+    def __init__(self, now: Callable[[], float] = time.monotonic, max_rooms: int = MAX_ROOMS) -> None:
+        if max_rooms < 1:
+            raise ValueError(f"max_rooms must be at least 1, got {max_rooms}")
+        self.now, self.max_rooms = now, max_rooms
         self._lock = threading.Lock()  # upstream: one asyncio.Lock on the server's loop
         self.topology: dict[str, Any] | None = None
         self.prefill_port_table: dict[tuple[int, int, int, int], dict[str, Any]] = {}
         self.registered_count = 0
-        self.room_to_dp_rank: dict[int, dict[str, float]] = {}
+        self.room_to_dp_rank: OrderedDict[int, dict[str, float]] = OrderedDict()
+        self.rooms_evicted = 0
 
     def handle(self, method: str, path: str, query: Mapping[str, str], body: bytes) -> Reply:
         allowed = ROUTES.get(path)
@@ -128,7 +138,12 @@ class BootstrapTable:
         room = v.integer(payload, "bootstrap_room", 0, v.MAX_ROOM)
         dp_rank = v.integer(payload, "dp_rank", 0, v.MAX_RANK)
         with self._lock:
-            self.room_to_dp_rank[room] = {"dp_rank": dp_rank, "timestamp": self.now()}
+            rooms = self.room_to_dp_rank
+            rooms.pop(room, None)  # a re-registration moves the room to the young end
+            rooms[room] = {"dp_rank": dp_rank, "timestamp": self.now()}
+            while len(rooms) > self.max_rooms:
+                rooms.popitem(last=False)
+                self.rooms_evicted += 1
         return Reply(200, "OK")
 
     def query_dp_ranks(self, payload: Mapping[str, Any]) -> Reply:
@@ -158,18 +173,22 @@ def _parse_registration(p: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int
     dp_size, dp = v.rank_below(p, "attn_dp_rank", "attn_dp_size")
     pp_size, pp = v.rank_below(p, "pp_rank", "pp_size")
     system_dp_size, system_dp = v.rank_below(p, "system_dp_rank", "system_dp_size")
-    address = {"rank_ip": v.text(p, "rank_ip"), "rank_port": v.integer(p, "rank_port", 1, 65535)}
+    address = {"rank_ip": v.ip_address(p, "rank_ip"), "rank_port": v.integer(p, "rank_port", 1, v.MAX_PORT)}
+    dp_total = dp_size if system_dp_size == 1 else system_dp_size
     topology = {
         "attn_tp_size": tp_size,
         "attn_cp_size": cp_size,
-        "dp_size": dp_size if system_dp_size == 1 else system_dp_size,
+        "dp_size": dp_total,
         "pp_size": pp_size,
         "page_size": v.integer(p, "page_size", 1, 1 << 20),
         "kv_cache_dtype": v.text(p, "kv_cache_dtype", 32),
-        "load_balance_method": v.optional(p, "load_balance_method", str),
-        "enable_dsa_cache_layer_split": v.optional(p, "enable_dsa_cache_layer_split", bool, False),
-        "prefill_http_port": v.optional(p, "prefill_http_port", int),
+        "load_balance_method": v.optional_text(p, "load_balance_method"),
+        "enable_dsa_cache_layer_split": v.optional_bool(p, "enable_dsa_cache_layer_split"),
+        "prefill_http_port": v.optional_integer(p, "prefill_http_port", 1, v.MAX_PORT),
     }
+    total = tp_size * cp_size * dp_total * pp_size
+    if total > MAX_TOTAL_RANKS:
+        raise BadRequest(f"topology of {total} ranks over the {MAX_TOTAL_RANKS}-rank limit")
     dp_group = dp if system_dp_size == 1 else system_dp  # as upstream
     return topology, (dp_group, cp, tp, pp), address
 

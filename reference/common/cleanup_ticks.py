@@ -4,7 +4,8 @@ Upstream's `_cleanup_expired_entries` sleeps its interval (120 s), then expires 
 `room_to_dp_rank` entries. `SleepTicks` is that, and the server's default. A task in
 `asyncio.sleep` is held by the loop's timer heap (the timer holds the sleep's future,
 the future holds the task's wakeup), so even a bare cleanup task is never collectable:
-upstream's task-refs bug (PR #33048) was latent here too (DESIGN.md section 7).
+upstream's task-refs bug (PR #33048) was latent here too (the collectability table of
+lesson `task-refs`, `reference/lessons/task_refs/collectable.py`, measures it).
 
 `Metronome` is the configuration lesson `task-refs` uses to make the fix observable,
 the counterpart of the dispatcher's `ExitNotices(hold_waiters=False)`: one loop timer

@@ -8,7 +8,8 @@ the bytes-over-ZMQ data plane the KV pages arrive here too, just before the stat
 are copied into the decode's registered `KVMemory`.
 
 Decisions: a status for a room that is no longer in `request_status` (cleared, e.g. after
-its waiting timeout) is dropped and counted, as is a malformed message; the listener
+its waiting timeout), or that the manager's `accepts_transfer_status` refuses, is dropped
+and counted, as is a malformed message; the listener
 never dies on bad input. The prefill's digest of what it sent is kept per (room, rank)
 so a scenario can check that the bytes that arrived are the bytes that were sent.
 """
@@ -71,7 +72,8 @@ class DecodeInbox:
 
     def _on_status(self, message: wire.Status) -> None:
         mgr, room = self.manager, message.room
-        if room not in mgr.request_status:
+        accepts = getattr(mgr, "accepts_transfer_status", None)  # a manager may narrow it (hardened)
+        if not (accepts(room) if accepts is not None else room in mgr.request_status):
             self.dropped += 1
             return
         if message.status == KVPoll.Failed:

@@ -16,7 +16,7 @@ Lesson `task-refs` (PR #33048) lives in `start()`, which a variant provides: bef
 fix it created the three tasks bare; the event loop holds tasks only weakly.
 
 Closing must stop the loops, but the buggy form keeps no reference to them. So each
-loop registers itself in `_loop_tasks`, a `WeakSet`: weak, so that it does not keep a
+loop registers itself in `_loop_tasks` (task -> loop name), weak keys: weak, so that it does not keep a
 task alive and hide the bug, yet enough for `close()` to cancel what is still there.
 """
 
@@ -54,7 +54,7 @@ class DispatcherBase:
         self._dead_ranks: set[int] = set()
         self._listener_failed = False
         self._ids = itertools.count()
-        self._loop_tasks: weakref.WeakSet[asyncio.Task] = weakref.WeakSet()
+        self._loop_tasks: weakref.WeakKeyDictionary[asyncio.Task, str] = weakref.WeakKeyDictionary()
         self.evicted = 0  # mappings the stale-mapping sweep removed
 
     def start(self) -> None:
@@ -127,13 +127,13 @@ class DispatcherBase:
         self._pending_send_at.pop(req_id, None)
 
     # -- the three background loops --------------------------------------------------
-    def _register_loop_task(self) -> None:
+    def _register_loop_task(self, name: str) -> None:
         task = asyncio.current_task()
         if task is not None:
-            self._loop_tasks.add(task)
+            self._loop_tasks[task] = name
 
     async def _result_listener(self) -> None:
-        self._register_loop_task()
+        self._register_loop_task("_result_listener")
         errors = 0
         while True:
             try:
@@ -171,7 +171,7 @@ class DispatcherBase:
             self._fail_pending(rank, "result listener failed")
 
     async def _worker_watchdog(self) -> None:
-        self._register_loop_task()
+        self._register_loop_task("_worker_watchdog")
         while True:
             rank = await self.workers.exits.next()
             self._on_rank_exit(rank)
@@ -189,7 +189,7 @@ class DispatcherBase:
                 future.set_result(Reply(503, error=reason, rank=rank))
 
     async def _cleanup_stale_mappings(self) -> None:
-        self._register_loop_task()
+        self._register_loop_task("_cleanup_stale_mappings")
         while True:
             await asyncio.sleep(self.config.cleanup_interval)
             self.sweep_stale_mappings()
@@ -206,10 +206,10 @@ class DispatcherBase:
     # -- lifecycle ---------------------------------------------------------------------
     def loop_tasks(self) -> dict[str, asyncio.Task]:
         """The background loops still alive, by coroutine name (strong refs: drop them)."""
-        return {task.get_coro().__name__: task for task in self._loop_tasks}  # type: ignore[union-attr]
+        return {name: task for task, name in list(self._loop_tasks.items()) if not task.done()}
 
     async def close(self) -> None:
-        tasks = [task for task in self._loop_tasks if not task.done()]
+        tasks = [task for task in list(self._loop_tasks) if not task.done()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -72,6 +72,11 @@ class ManagerBase:
         """What a receiver's `clear()` does to the manager: forget the room."""
         self.request_status.pop(bootstrap_room, None)
 
+    def accepts_transfer_status(self, bootstrap_room: int) -> bool:
+        """Whether a prefill's transfer status for this room is taken (the decode inbox asks):
+        as upstream, for any room still in the status table."""
+        return bootstrap_room in self.request_status
+
     def record_failure(self, bootstrap_room: int, reason: str) -> None:
         with self.failure_lock:
             self.failure_records[bootstrap_room] = reason

@@ -184,6 +184,12 @@ class ReceiverBase:
                 pass
 
     # -- the end of a request ----------------------------------------------------------------
+    def abort(self) -> None:
+        """The scheduler's AbortReq for this request (upstream 0.5.12+): record, write Failed, latch."""
+        self.kv_mgr.record_failure(self.bootstrap_room, "Aborted by AbortReq.")
+        self.kv_mgr.update_status(self.bootstrap_room, KVPoll.Failed)
+        self.conclude_state = KVPoll.Failed
+
     def clear(self) -> None:
         self.kv_mgr.clear(self.bootstrap_room)
         self.kv_mgr.required_prefill_response_num_table.pop(self.bootstrap_room, None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from reference.dataplane.base import BackendUnavailable, DataPlane
-from reference.transport.kits import kit
+from reference.transport import IN_PROCESS, check_transport
 
 BACKENDS = ("default", "mooncake", "nixl", "torch")
 
@@ -121,7 +121,8 @@ def open_plane(name: str, *, transport: str = "loopback", device: str | None = N
     status = backend_status(name)
     if not status.usable:
         raise BackendUnavailable(status.reason)
-    in_process = kit(transport).in_process  # ValueError naming the choices for an unknown one
+    check_transport(transport)
+    in_process = transport in IN_PROCESS
     if name != "default" and in_process:
         raise BackendUnavailable(f"backend {name} moves bytes between processes: use --transport loopback")
     if name == "default":

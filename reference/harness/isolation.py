@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import os
 import select
 import signal
@@ -32,9 +33,10 @@ from typing import Any
 from reference.harness import worker
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
+from reference.harness.specs import VariantSpec
 from reference.harness.stacks import stuck_at
 from reference.transport.kits import kit
-from reference.variants import VariantSpec
+from reference.variants import SHIPPED
 
 # Default time bounds, in seconds. A mock lesson takes ~0.05 s; a loopback one, with real
 # processes and upstream's 1 s send timeouts, 2 to 10 s, and up to 19 s measured on this
@@ -92,8 +94,7 @@ def run_isolated(
 ) -> list[Result]:
     """One Result per lesson, in order; raises IsolationError (one line) as above."""
     watch = watch or Watch()
-    if spec.kind == "shipped":
-        spec.load()  # our own modules: import them once here, every worker inherits them
+    _preload()
     results: list[Result] = []
     while len(results) < len(lessons):
         results += _Run(lessons[len(results) :], spec, options, timeout, watch).collect()
@@ -102,7 +103,15 @@ def run_isolated(
 
 def check_loads(spec: VariantSpec, timeout: float | None = None) -> None:
     """Import the variant in a worker; raises IsolationError when that fails."""
+    _preload()
     _Run([], spec, Options(), timeout, Watch()).collect()
+
+
+def _preload() -> None:
+    """Import the shipped variants here, once: every worker inherits them, so a worker's
+    import phase is only the user's own module (which often builds on them)."""
+    for module, _ in SHIPPED.values():
+        importlib.import_module(module)
 
 
 class _Run:

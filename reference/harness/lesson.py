@@ -1,8 +1,11 @@
 """What a lesson is, and how one lesson runs against one variant.
 
-`run_lesson` checks that the variant provides the classes the lesson needs, times the
-scenario, and turns anything that stops it from deciding (a settle timeout, an
-exception from a user's variant) into an `unknown` verdict with a one-line reason.
+A lesson is a hooked scenario that tells its story (`body`) plus a checklist of the
+properties its upstream fix guarantees (`checks`, see `checks.py`). `run_lesson` runs
+the story and every check that has a scenario for the transport asked for; `run_check`
+runs one. Each checks that the variant provides the members it drives, is timed, and
+turns anything that stops it from deciding (a settle timeout, an exception from a
+user's variant) into an `unknown` verdict with a one-line reason.
 """
 
 from __future__ import annotations
@@ -10,27 +13,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
+from typing import Any
 
 from reference.clock import SettleTimeout
-from reference.harness.result import Observation, Result
+from reference.harness.checks import STORY, Body, Check, overall, summary
+from reference.harness.options import Options
+from reference.harness.result import CheckResult, Observation, Result
 from reference.transport.kits import kit
-from reference.variants import Variant
+from reference.variants import RESIDUAL_LESSON_IDS, Variant
 
 # Stable ids, used in test markers, CLI flags, JSON, tags in variant diffs, notebooks.
-LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
-
-
-@dataclass(frozen=True)
-class Options:
-    transport: str = "mock"
-    seed: int = 0
-    repeat: int = 0  # > 0: also run the lesson's stress mode, this many trials
-    backend: str = "default"  # KV data plane (reference/dataplane) for lessons that move KV bytes
-    sockets: str = "upstream"  # decode PUSH-socket options (reference/transport/sockets.py)
-
-
-Body = Callable[[ModuleType, Options], Observation]
+UPSTREAM_FIX_LESSON_IDS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+LESSON_IDS = UPSTREAM_FIX_LESSON_IDS + RESIDUAL_LESSON_IDS
 
 
 @dataclass(frozen=True)
@@ -49,11 +43,36 @@ class Lesson:
     # lesson decides from the others; `unknown` only when no probe can run. A component
     # that is simply missing is a gap in the variant, as for `needs`.
     probes: tuple[str, ...] = ()
+    checks: tuple[Check, ...] = ()  # the checklist, after the story
+
+    def checklist(self, transport: str) -> tuple[Check, ...]:
+        """The story and the checks that have a scenario on `transport`."""
+        story = Check(STORY, self.title, self.upstream, self.body, self.needs, self.transports)
+        return tuple(c for c in (story, *self.checks) if transport in c.transports)
+
+    def check(self, check_id: str) -> Check:
+        for candidate in (*self.checklist("mock"), *self.checklist("loopback")):
+            if candidate.id == check_id:
+                return candidate
+        raise KeyError(check_id)
 
 
 def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
+    """The lesson's checklist (or only `options.check`) against `variant`, as one result."""
     started = time.perf_counter()
-    observation = _observe(lesson, variant, options)
+    chosen = [
+        c
+        for c in lesson.checklist(options.transport)
+        if options.check in (None, c.id) and not _declared_out(lesson, c, variant)
+    ]
+    checks = [run_check(lesson, check, variant, options) for check in chosen]
+    story = next((c for c in checks if c.id == STORY), None)
+    observation = Observation(
+        overall(checks),
+        summary(checks),
+        story.timeline if story else [],
+        {**(story.details if story else {}), **_check_details(checks)},
+    )
     return Result(
         lesson=lesson.id,
         variant=variant.name,
@@ -66,30 +85,65 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         seconds=time.perf_counter() - started,
         timeline=observation.timeline,
         details=observation.details,
+        checks=checks,
     )
 
 
-def _observe(lesson: Lesson, variant: Variant, options: Options) -> Observation:
-    declared = variant.declared_unavailable(lesson.probes)
-    if lesson.probes and len(declared) == len(lesson.probes):
+def run_check(lesson: Lesson, check: Check, variant: Variant, options: Options) -> CheckResult:
+    observation = _observe(lesson, check, variant, options)
+    return CheckResult(
+        check.id, observation.verdict, observation.symptom, observation.timeline, observation.details
+    )
+
+
+def _declared_out(lesson: Lesson, check: Check, variant: Variant) -> bool:
+    """A check (not the story) that drives only components the variant declares
+    unavailable is not run, as a story probe is not driven (see `Lesson.probes`)."""
+    if check.id == STORY:
+        return False
+    components = tuple(dict.fromkeys(name.partition(".")[0] for name in check.needs or lesson.needs))
+    return bool(components) and len(variant.declared_unavailable(components)) == len(components)
+
+
+def _check_details(checks: list[CheckResult]) -> dict[str, Any]:
+    """Each other check's details, under `checks` (the story's stay at the top level)."""
+    found = {c.id: c.details for c in checks if c.id != STORY and c.details}
+    return {"checks": found} if found else {}
+
+
+def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -> Observation:
+    probes = lesson.probes if check.id == STORY else ()
+    declared = variant.declared_unavailable(probes)
+    if probes and len(declared) == len(probes):
         return Observation("unknown", "; ".join(declared.values()))
-    reason = variant.unavailable(tuple(name for name in lesson.needs if name not in declared))
+    needs = check.needs or lesson.needs
+    reason = variant.unavailable(tuple(name for name in needs if name not in declared))
     if reason:
         return Observation("unknown", reason)
-    if options.transport not in lesson.transports:
-        return Observation("unknown", f"no {options.transport} scenario for this lesson")
+    if options.transport not in check.transports:
+        return Observation("unknown", f"no {options.transport} scenario for this check")
     unusable = _backend_unusable(lesson, options)
     if unusable:
         return Observation("unknown", unusable)
     try:
-        observation = lesson.body(variant.module, options)
-        if options.repeat > 0 and lesson.stress is not None:
+        story = check.id == STORY
+        observation = _decided(lesson, variant, options) if story else check.body(variant.module, options)
+        if story and options.repeat > 0 and lesson.stress is not None:
             observation = _with_stress(observation, lesson.stress(variant.module, options))
         return observation
     except SettleTimeout as exc:
         return Observation("unknown", f"hit its time bound: {exc}")
     except (Exception, SystemExit) as exc:  # a variant's bug must not end the whole run
         return Observation("unknown", f"scenario raised {_one_line(exc)}")
+
+
+def _decided(lesson: Lesson, variant: Variant, options: Options) -> Observation:
+    """The lesson's body, or, for a variant with a `DECIDE` (the upstream adapter: its
+    own wiring decides, `latent` and `--provoke`), that function around the body."""
+    decide = getattr(variant.module, "DECIDE", None)
+    if decide is None:
+        return lesson.body(variant.module, options)
+    return decide(lesson.id, options, lambda opts: lesson.body(variant.module, opts))
 
 
 def _one_line(exc: BaseException) -> str:

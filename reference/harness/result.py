@@ -4,6 +4,10 @@ A scenario observes what happened (status values, exceptions in threads, counter
 weakrefs) and reports `bug` (the defect was observed), `ok` (the invariant held over
 the whole scenario) or `unknown` (it could not decide, e.g. it hit its time bound).
 It never looks at which variant it was given.
+
+`latent` is given only by the upstream adapter (`reference/upstream/wiring.py`): the
+defect is there (the scenario shows it once the adapter adds the trigger), but
+upstream's own wiring in that release does not trigger it.
 """
 
 from __future__ import annotations
@@ -11,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Verdict = Literal["bug", "ok", "unknown"]
-VERDICTS: tuple[Verdict, ...] = ("bug", "ok", "unknown")
+Verdict = Literal["bug", "ok", "unknown", "latent"]
+VERDICTS: tuple[Verdict, ...] = ("bug", "ok", "unknown", "latent")
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,18 @@ class Event:
     t: float
     what: str
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    verdict: Verdict
+    symptom: str
+    timeline: list[Event] = field(default_factory=list)  # kept for the story's pictures
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "verdict": self.verdict, "symptom": self.symptom}
 
 
 @dataclass
@@ -36,6 +52,7 @@ class Result:
     timeline: list[Event] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     backend: str = ""  # the KV backend asked for with --backend; "" for the default data plane
+    checks: list[CheckResult] = field(default_factory=list)  # the story first, then the checklist
     sockets: str = "upstream"  # the decode's PUSH-socket options (reference/transport/sockets.py)
 
     @property
@@ -53,7 +70,11 @@ class Result:
             "symptom": self.symptom,
             "seconds": round(self.seconds, 4),
         }
-        return {**fields, "backend": self.backend} if self.backend else fields
+        if self.backend:
+            fields["backend"] = self.backend
+        if self.checks:
+            fields["checks"] = [check.to_json() for check in self.checks]
+        return fields
 
 
 @dataclass(frozen=True)

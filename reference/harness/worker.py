@@ -30,7 +30,8 @@ from typing import IO, Any, NoReturn
 
 from reference.harness import progress
 from reference.harness.lesson import Lesson, Options, run_lesson
-from reference.variants import VariantError, VariantSpec
+from reference.harness.specs import VariantSpec
+from reference.variants import VariantError
 
 HEADER = struct.Struct(">I")
 DUMP_SIGNAL = signal.SIGUSR1

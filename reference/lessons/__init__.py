@@ -1,7 +1,18 @@
-"""The lesson registry: one scenario module per upstream fix, in teaching order."""
+"""The lesson registry: one scenario module per upstream fix, in teaching order, then the
+residual lessons (holes those fixes leave open; `reference/hardened` closes them)."""
 
 from reference.harness.lesson import Lesson, Options, run_lesson
-from reference.lessons import failed_resurrect, live_set_race, stale_bootstrap, task_refs
+from reference.lessons import (
+    failed_resurrect,
+    failure_records,
+    live_set_race,
+    restart_recovery,
+    room_reuse,
+    stale_bootstrap,
+    stale_tracker,
+    supervised_loops,
+    task_refs,
+)
 
 LESSONS: dict[str, Lesson] = {
     lesson.id: lesson
@@ -10,6 +21,11 @@ LESSONS: dict[str, Lesson] = {
         live_set_race.LESSON,
         stale_bootstrap.LESSON,
         task_refs.LESSON,
+        restart_recovery.LESSON,
+        room_reuse.LESSON,
+        failure_records.LESSON,
+        stale_tracker.LESSON,
+        supervised_loops.LESSON,
     )
 }
 

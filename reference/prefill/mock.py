@@ -20,8 +20,14 @@ from reference.transport.mock import MockNetwork
 
 
 def registration_body(rank_ip: str, rank_port: int, tp: int, tp_size: int, cp: int, cp_size: int) -> dict:
-    """A rank's `PUT /route` body (dp 1, pp 1, page size 1, dtype auto)."""
+    """A rank's `PUT /route` body (dp 1, pp 1, page size 1, dtype auto).
+
+    A prefill with CP > 1 says its KV cache is split over the CP ranks
+    (`enable_dsa_cache_layer_split`), so upstream's decode pulls from every CP rank, as
+    the reference receiver always does (upstream pulls only CP rank 0 otherwise).
+    """
     return {
+        "enable_dsa_cache_layer_split": cp_size > 1,
         "attn_tp_size": tp_size, "attn_tp_rank": tp, "attn_cp_size": cp_size, "attn_cp_rank": cp,
         "attn_dp_size": 1, "attn_dp_rank": 0, "pp_size": 1, "pp_rank": 0,
         "system_dp_size": 1, "system_dp_rank": 0, "rank_ip": rank_ip, "rank_port": rank_port,

@@ -29,6 +29,9 @@ class PngPicture:
     def _repr_png_(self) -> bytes:
         return self.png
 
+    def __repr__(self) -> str:  # stable text (no address): committed outputs stay identical
+        return f"PngPicture({len(self.png)} bytes)"
+
 
 def load(name: str, folder: Path = RESULTS) -> Payload:
     path = folder / f"{name}.json"
@@ -113,6 +116,7 @@ def recovery_table(recovery: Payload) -> str:
             "1st success after restart",
             "after registration",
             "recovered",
+            "failed: no prefill yet / after",
         )
     ]
     for sweep in recovery["sweeps"]:
@@ -126,14 +130,32 @@ def recovery_table(recovery: Payload) -> str:
                     _median(s["first_success_after_restart_s"]),
                     _median(s["first_success_after_registered_s"]),
                     str(s["runs_recovered"]),
+                    _failures_split(result.get("runs", [])),
                 )
             )
     return _table(rows)
 
 
+def _failures_split(runs: Sequence[Payload]) -> str:
+    """Failed requests sent before the new prefill registered (nothing could serve them)
+    and after it (the ones a fix is judged by), over every repetition."""
+    before = after = 0
+    for run in runs:
+        registered = run.get("registered_after_s")
+        for request in run.get("requests", []):
+            if request.get("outcome") != "failed":
+                continue
+            waiting = isinstance(registered, int | float) and request["sent_s"] < registered
+            before, after = (before + 1, after) if waiting else (before, after + 1)
+    return f"{before} / {after}"
+
+
 def targets(summary: Payload) -> str:
     marks = {True: "met", False: "MISSED", None: "not measured"}
-    return "\n".join(f"[{marks[t['met']]}] {t['target']}\n    {t['measured']}" for t in summary["targets"])
+    return "\n\n".join(
+        f"{t['target']}\n    measured: {t['measured']}\n    verdict:  {marks[t['met']]}"
+        for t in summary["targets"]
+    )
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:

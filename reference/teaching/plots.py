@@ -3,6 +3,16 @@
 Everything is drawn on a bare `matplotlib.figure.Figure` (no pyplot, no GUI) and
 rendered to PNG by the Agg canvas, so it works headless in CI. Each function returns a
 `Picture`, which Jupyter shows through `_repr_png_`; tests read its text back.
+
+One convention for every picture in the notebooks and the benchmarks (`benchmarks/plots.py`
+imports it):
+
+- one colour per variant (`COLOURS`: buggy red, fixed green, hardened blue), used for
+  nothing else; request outcomes have their own colours and markers (`OUTCOMES`);
+- a dotted line always means "what a correct run gives" (a target, "should be"), and is
+  labelled so; events such as a restart are dashed grey lines;
+- every number a bar stands for is written on it (a zero bar shows `0`), and labels stay
+  inside the frame.
 """
 
 from __future__ import annotations
@@ -20,7 +30,10 @@ from reference.harness.result import Event, Result
 from reference.teaching.sequences import Sequence as Interleaving
 from reference.teaching.sequences import Step, Topology
 
-COLOURS = {"buggy": "#c62828", "fixed": "#2e7d32"}
+COLOURS = {"buggy": "#c62828", "fixed": "#2e7d32", "hardened": "#1565c0"}
+OUTCOMES = {"Success": ("o", "#00838f"), "Failed": ("X", "#ef6c00")}  # marker, colour
+SHOULD_BE: dict[str, Any] = {"colors": "#212121", "linestyles": ":", "linewidth": 1.4}  # the one dotted line
+EVENT_LINE: dict[str, Any] = {"color": "#757575", "linestyle": "--", "linewidth": 1.0}
 GROUP_COLOURS = ("#e3f2fd", "#fff3e0", "#f3e5f5", "#e8f5e9")
 STEP_COLOURS = {"plain": "#222222", "bug": "#c62828", "fix": "#2e7d32", "error": "#c62828", "note": "#555555"}
 
@@ -33,8 +46,13 @@ class Picture:
 
     def png(self) -> bytes:
         buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+        self.figure.savefig(buffer, format="png", dpi=90, bbox_inches="tight", metadata={"Software": None})
         return buffer.getvalue()
+
+    def __repr__(self) -> str:  # stable text (no address): committed outputs stay identical
+        titles = [ax.get_title(loc) for ax in self.figure.axes for loc in ("left", "center", "right")]
+        suptitle = self.figure.get_suptitle() if hasattr(self.figure, "get_suptitle") else ""
+        return f"Picture({next((t for t in [suptitle, *titles] if t), '')!r})"
 
     def _repr_png_(self) -> bytes:
         return self.png()
@@ -145,11 +163,14 @@ def timeline_picture(
     title: str,
     xlabel: str = "virtual seconds",
     spans: Mapping[str, Sequence[Span]] | None = None,
+    ticks: Mapping[str, Sequence[float]] | None = None,
+    tick_label: str = "probe",
 ) -> Picture:
     """One lane per result, a marker and a label per timeline event.
 
     `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
-    green when healthy, grey and hatched when not.
+    green when healthy, grey and hatched when not. `ticks` (by variant name) marks instants
+    on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`.
     """
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
@@ -157,11 +178,16 @@ def timeline_picture(
         ax.axhline(lane, color="#dddddd", linewidth=1)
         for start, end, label, healthy in (spans or {}).get(result.variant, ()):
             _draw_span(ax, lane, start, end, label, healthy)
+        probes = list((ticks or {}).get(result.variant, ()))
+        ax.plot(probes, [lane] * len(probes), "|", color="#212121", markersize=16, markeredgewidth=1.5)
         for index, event in enumerate(result.timeline):
             ax.plot(event.t, lane, "o", color=colour(result.variant))
             offset = 0.18 if index % 2 == 0 else -0.3
             text = f"{event.what}\n{event.detail}" if event.detail else event.what
             ax.text(event.t, lane + offset, text, ha="center", fontsize=7.5)
+    if ticks:
+        ax.plot([], [], "|", color="#212121", markersize=10, markeredgewidth=1.5, label=tick_label)
+        ax.legend(loc="upper right", fontsize=8)
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
     ax.set_ylim(-0.7, len(results) - 0.3)
     ax.set_xlabel(xlabel)
@@ -210,23 +236,31 @@ def series_picture(
 def counts_picture(
     results: Sequence[Result], bars: Mapping[DetailKey, tuple[str, float]], title: str
 ) -> Picture:
-    """Grouped bars of numeric details: `bars` maps a details key (or path) to (label, out of)."""
-    figure = Figure(figsize=(7, 3.6))
+    """Grouped bars of numeric details: `bars` maps a details key (or path) to (label, should
+    be). The dotted line over each group is what a correct run gives; each bar shows its value."""
+    figure = Figure(figsize=(7.5, 3.8))
     ax = figure.add_subplot()
     width = 0.8 / max(len(results), 1)
+    top = 0.0
     for index, result in enumerate(results):
         xs = [i + index * width for i in range(len(bars))]
         heights = [float(detail(result, key)) for key in bars]
-        ax.bar(xs, heights, width, color=colour(result.variant), label=result.variant)
+        top = max(top, *heights)
+        drawn = ax.bar(xs, heights, width, color=colour(result.variant), label=result.variant)
+        ax.bar_label(drawn, [f"{h:g}" for h in heights], fontsize=8, color=colour(result.variant))
     centre = (len(results) - 1) * width / 2
     ax.set_xticks(
-        [i + centre for i in range(len(bars))], [f"{label}\n(of {total})" for label, total in bars.values()]
+        [i + centre for i in range(len(bars))],
+        [f"{label}\n(should be {should:g})" for label, should in bars.values()],
     )
-    for i, (_, total) in enumerate(bars.values()):
-        ax.hlines(total, i - width / 2, i + 2 * centre + width / 2, colors="#444444", linestyles=":")
+    for i, (_, should) in enumerate(bars.values()):
+        ax.hlines(should, i - width / 2, i + 2 * centre + width / 2, **SHOULD_BE)
+    top = max(top, *(should for _, should in bars.values()))
+    ax.set_ylim(0, top * 1.25 + 0.5)
+    ax.hlines([], 0, 0, label="should be", **SHOULD_BE)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title, fontsize=11, loc="left")
-    ax.legend()
+    ax.legend(fontsize=8, loc="upper right")
     return Picture(figure)
 
 
@@ -237,27 +271,36 @@ def outcome_picture(
     outcomes: tuple[str, str] = ("Success", "Failed"),
     xlabel: str = "request, in order",
 ) -> Picture:
-    """One lane per result: a green or red square per request outcome, a dotted line per
-    other event (e.g. a restart), and an optional caption under each square."""
+    """One lane per result: a marker per request outcome (`OUTCOMES`: not a variant colour),
+    a dashed line per other event (e.g. a restart) between the requests it separates, and an
+    optional caption under each marker. Requests are numbered 1, 2, ... in order."""
     good, bad = outcomes
-    figure = Figure(figsize=(10, 1.1 * len(results) + 1.4))
+    figure = Figure(figsize=(10.5, 1.1 * len(results) + 1.5))
     ax = figure.add_subplot()
+    times = sorted({e.t for r in results for e in r.timeline if e.what in outcomes})
+    slot = {t: n for n, t in enumerate(times)}  # request k sits at x = k - 1, gaps closed
+
+    def x_of(t: float) -> float:  # an event between two requests sits half-way between them
+        before = [slot[u] for u in times if u <= t]
+        return slot[t] if t in slot else (before[-1] + 0.5 if before else -0.5)
+
     for lane, result in enumerate(results):
         for event in result.timeline:
             if event.what in outcomes:
-                tint = COLOURS["fixed"] if event.what == good else COLOURS["buggy"]
-                ax.plot(event.t, lane, "s", color=tint, markersize=13)
+                marker, tint = OUTCOMES.get(event.what, OUTCOMES[good if event.what == good else bad])
+                ax.plot(x_of(event.t), lane, marker, color=tint, markersize=12)
                 if caption is not None:
-                    ax.text(event.t, lane - 0.3, caption(event), ha="center", fontsize=7)
-            else:
-                ax.axvline(event.t, color="#757575", linestyle=":")
-                label, box = (
-                    f"{event.what}\n{event.detail}",
-                    {"boxstyle": "round", "fc": "white", "ec": "none"},
-                )
-                ax.text(event.t, len(results) - 0.45, label, ha="center", fontsize=7.5, bbox=box)
-    ax.plot([], [], "s", color=COLOURS["fixed"], label=good)
-    ax.plot([], [], "s", color=COLOURS["buggy"], label=bad)
+                    ax.text(x_of(event.t), lane - 0.3, caption(event), ha="center", fontsize=7)
+            elif lane == 0:
+                ax.axvline(x_of(event.t), **EVENT_LINE)
+                box = {"boxstyle": "round", "fc": "white", "ec": "none"}
+                label = f"{event.what}\n{event.detail}"
+                ax.text(x_of(event.t), len(results) - 0.45, label, ha="center", fontsize=7.5, bbox=box)
+    for outcome in outcomes:
+        marker, tint = OUTCOMES.get(outcome, OUTCOMES[good if outcome == good else bad])
+        ax.plot([], [], marker, color=tint, label=outcome)
+    ax.set_xticks(range(len(times)), [str(n + 1) for n in range(len(times))])
+    ax.set_xlim(-0.9, len(times) - 0.1)  # room for the captions of the first and last request
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
     ax.set_ylim(-0.7, len(results) + 0.1)
     ax.set_xlabel(xlabel)

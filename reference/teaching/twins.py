@@ -1,13 +1,18 @@
 """Each notebook's `.ipynb` is generated from its `.py` twin, deterministically.
 
 The `.py` (jupytext percent format) is the source you edit and review; the `.ipynb` is
-what Jupyter opens. `render` turns a `.py` into the exact `.ipynb` text to commit: no
+what Jupyter opens. `render` turns a `.py` into the exact `.ipynb` sources: no
 outputs, and cell ids derived from each cell's content (jupytext would draw random ones,
 so every regeneration would rewrite every id). A test checks that each committed
-`.ipynb` is exactly `render` of its twin.
+`.ipynb`, outputs dropped (`clean`), is exactly `render` of its twin.
 
-    python -m reference.teaching.twins           # rewrite notebooks/*.ipynb from the .py files
-    python -m reference.teaching.twins --check   # exit 1 naming each .ipynb that is out of date
+    python -m reference.teaching.twins             # rewrite notebooks/*.ipynb, executed (outputs kept)
+    python -m reference.teaching.twins --sources   # rewrite them clean, without executing
+    python -m reference.teaching.twins --check     # exit 1 naming each .ipynb whose sources are stale
+
+Committed notebooks carry their outputs so they read without running: the default
+executes each rendering headless and normalises its outputs (`reference.teaching.render`),
+so running the command twice gives the same bytes. `--check` compares sources only.
 
 Needs the `notebooks` extra (jupytext).
 """
@@ -37,6 +42,20 @@ def render(py: Path) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
+def clean(ipynb_text: str) -> str:
+    """The notebook text with outputs, execution counts and kernel info dropped: its sources."""
+    import jupytext
+    import nbformat
+
+    notebook = nbformat.reads(ipynb_text, as_version=4)
+    notebook.metadata.pop("language_info", None)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    text: str = jupytext.writes(notebook, fmt="ipynb")
+    return text if text.endswith("\n") else text + "\n"
+
+
 def twins(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(folder.glob("[0-9]*.py"))
 
@@ -45,7 +64,7 @@ def out_of_date(folder: Path = NOTEBOOKS) -> list[str]:
     stale = []
     for py in twins(folder):
         ipynb = py.with_suffix(".ipynb")
-        if not ipynb.exists() or ipynb.read_text() != render(py):
+        if not ipynb.exists() or clean(ipynb.read_text()) != render(py):
             stale.append(ipynb.name)
     return stale
 
@@ -55,6 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m reference.teaching.twins", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--check", action="store_true", help="only report out-of-date .ipynb files")
+    parser.add_argument("--sources", action="store_true", help="write without executing (no outputs)")
     parser.add_argument("--folder", type=Path, default=NOTEBOOKS)
     args = parser.parse_args(argv)
     if args.check:
@@ -65,6 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
         return 1 if stale else 0
+    if not args.sources:
+        from reference.teaching import render as executing
+
+        return executing.main(["--folder", str(args.folder)])
     for py in twins(args.folder):
         py.with_suffix(".ipynb").write_text(render(py))
     return 0

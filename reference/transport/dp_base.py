@@ -45,7 +45,8 @@ class ExitNotices:
     `hold_waiters=False`: waiters are held weakly, as an event bus does so that a
     subscriber that went away needs no unsubscribe. A waiting watchdog is then parked
     on an `asyncio.Event` that only its own frame references: exactly the awaitable
-    that leaves a bare task collectable (DESIGN.md section 7). Lesson `task-refs` uses
+    that leaves a bare task collectable (`reference/lessons/task_refs/collectable.py`
+    measures which awaitables do). Lesson `task-refs` uses
     this configuration to make the upstream fix observable.
     """
 
@@ -54,6 +55,7 @@ class ExitNotices:
         self._unread: list[int] = []
         self._waiters: MutableSet[asyncio.Event] = set() if hold_waiters else weakref.WeakSet()
         self.posted = 0
+        self._error: BaseException | None = None
 
     @property
     def unread(self) -> int:
@@ -66,9 +68,18 @@ class ExitNotices:
         for waiter in list(self._waiters):
             waiter.set()
 
+    def fail(self, error: BaseException) -> None:
+        """The pool's exit reader broke: the next `next()` raises `error` once (a fault to inject)."""
+        self._error = error
+        for waiter in list(self._waiters):
+            waiter.set()
+
     async def next(self) -> int:
         """Wait for the next worker exit and return its rank."""
         while not self._unread:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
             waiter = asyncio.Event()
             self._waiters.add(waiter)
             try:

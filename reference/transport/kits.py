@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from reference.clock import Clock
-from reference.transport import TRANSPORTS
+from reference.transport import IN_PROCESS, TRANSPORTS, check_transport
 from reference.transport.dp_base import WorkerPool
 from reference.transport.sockets import UPSTREAM, SocketOptions
 
@@ -30,10 +30,21 @@ class Kit:
     """What differs between transports; one subclass per name in `TRANSPORTS`."""
 
     name = ""
-    in_process = True  # True: every rank lives in this process (no bytes cross processes)
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
-        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes."""
+    @property
+    def in_process(self) -> bool:
+        """Every rank lives in this process (no bytes cross processes)."""
+        return self.name in IN_PROCESS
+
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
+        """The decode side's `Transport` with those PUSH-socket options, closed when `stack` closes;
+        `watch_peers`: it counts PUSH-socket peers that went away (`peers_gone`, `wait_peers_gone`)."""
         raise NotImplementedError
 
     def prefill(
@@ -57,8 +68,14 @@ class Kit:
 class MockKit(Kit):
     name = "mock"
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
-        from reference.transport.mock import MockNetwork
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
+        from reference.transport.mock import MockNetwork  # counts peers gone always, synchronously
 
         net = MockNetwork(clock, immediate=sockets.immediate)
         stack.callback(net.close)
@@ -89,12 +106,17 @@ class MockKit(Kit):
 
 class LoopbackKit(Kit):
     name = "loopback"
-    in_process = False
 
-    def network(self, stack: ExitStack, clock: Clock | None = None, sockets: SocketOptions = UPSTREAM) -> Any:
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
         from reference.transport.loopback import LoopbackTransport
 
-        loopback = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
+        loopback = LoopbackTransport(sockets.send_timeout, sockets.immediate, watch_peers=watch_peers)
         stack.callback(loopback.close)
         return loopback
 
@@ -125,7 +147,5 @@ assert tuple(KITS) == TRANSPORTS
 
 def kit(name: str) -> Kit:
     """The kit for a transport name; a one-line ValueError naming the choices otherwise."""
-    try:
-        return KITS[name]
-    except KeyError:
-        raise ValueError(f"unknown transport {name!r} (choose from {', '.join(TRANSPORTS)})") from None
+    check_transport(name)
+    return KITS[name]

@@ -10,6 +10,10 @@ What upstream's decode does with sockets, in one object per process:
 - `bind_inbox`: a PULL socket on an ephemeral port and a listener thread that hands
   every message to a handler (upstream: the decode thread).
 
+Peer loss (`watch_peers=True`, or a first `on_peer_gone` callback): each PUSH socket
+gets a ZMQ socket monitor (`peer_watch.py`) that reports the endpoint when its peer's
+TCP connection goes away; `peers_gone` counts them.
+
 One zmq Context per transport, destroyed by `close()`, which also stops the listener
 threads and closes the HTTP session: nothing outlives it. Any other host than
 127.0.0.1/localhost is refused.
@@ -24,12 +28,13 @@ means a failed request; only how soon the decode learns of it differs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import requests
 import zmq
 
 from reference.transport.base import Frames, Handler, Reply, TransportError
+from reference.transport.peer_watch import PeerWatch
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
 POLL_MS = 20  # listener threads re-check their stop flag this often
@@ -57,7 +62,7 @@ class LoopbackPushSocket:
 
 
 class LoopbackTransport:
-    def __init__(self, send_timeout: float = 1.0, immediate: bool = False) -> None:
+    def __init__(self, send_timeout: float = 1.0, immediate: bool = False, watch_peers: bool = False) -> None:
         self.send_timeout, self.immediate = send_timeout, immediate
         self.ctx = zmq.Context()
         self._sockets: dict[str, LoopbackPushSocket] = {}
@@ -68,6 +73,10 @@ class LoopbackTransport:
         self._listeners: list[threading.Thread] = []
         self.route_fetches = 0
         self.handler_errors = 0
+        self._peer_watch: PeerWatch | None = None
+        self._monitors: dict[str, zmq.Socket] = {}
+        if watch_peers:
+            self._watch_peers()
 
     # -- HTTP ------------------------------------------------------------------------------
     def health(self, bootstrap_addr: str) -> bool:
@@ -114,14 +123,40 @@ class LoopbackTransport:
                 sock.close()
                 raise TransportError(f"connect to {endpoint}: {exc}") from None
             self._sockets[endpoint] = LoopbackPushSocket(sock, endpoint, self.send_timeout)
+            if self._peer_watch is not None:
+                self._monitors[endpoint] = self._peer_watch.watch(sock)
             return self._sockets[endpoint]
 
     def disconnect(self, endpoint: str) -> None:
         with self._global_lock:
             cached = self._sockets.pop(endpoint, None)
+            monitor = self._monitors.pop(endpoint, None)
+        if monitor is not None and self._peer_watch is not None:
+            self._peer_watch.retire(monitor)
         if cached is not None:
             with cached.lock:
                 cached.sock.close()
+
+    # -- peer loss -------------------------------------------------------------------------
+    def _watch_peers(self) -> PeerWatch:
+        with self._global_lock:
+            if self._peer_watch is None:
+                self._peer_watch = PeerWatch()
+                for endpoint, cached in self._sockets.items():
+                    self._monitors[endpoint] = self._peer_watch.watch(cached.sock)
+            return self._peer_watch
+
+    def on_peer_gone(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(endpoint)` (on the watcher thread) when a PUSH socket's peer goes away."""
+        self._watch_peers().add_callback(callback)
+
+    @property
+    def peers_gone(self) -> int:
+        return 0 if self._peer_watch is None else self._peer_watch.peers_gone
+
+    def wait_peers_gone(self, count: int, timeout: float) -> bool:
+        """Block (bounded) until `count` peers went away in all (needs `watch_peers`)."""
+        return self._peer_watch is not None and self._peer_watch.wait_for(count, timeout)
 
     # -- the inbox -------------------------------------------------------------------------
     def bind_inbox(self, handler: Handler) -> str:
@@ -155,7 +190,10 @@ class LoopbackTransport:
         self._stop.set()
         for thread in self._listeners:
             thread.join(timeout)
+        if self._peer_watch is not None:
+            self._peer_watch.close(timeout)
         with self._global_lock:
             self._sockets.clear()
+            self._monitors.clear()
         self.ctx.destroy(linger=0)
         self._http.close()

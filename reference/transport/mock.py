@@ -18,6 +18,11 @@ socket option, it vanishes without an error and is counted in `queued_to_dead`),
 (they are held until `pump()` runs at or after their due time on the injected clock).
 A rule matches by endpoint and/or by first frame (the message tag). Nothing here
 blocks or reads wall time.
+
+Peer loss: `unbind` of an endpoint this side has a PUSH socket to is what a real TCP
+connection reports when the peer process dies; it counts in `peers_gone` and calls every
+`on_peer_gone` callback with the endpoint, synchronously (the loopback transport does
+the same from a ZMQ socket monitor).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import heapq
 import itertools
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +81,8 @@ class MockNetwork:
         self.queued_to_dead = 0  # immediate=False: sends to an endpoint nobody is bound to
         self.dropped = 0
         self.disconnected: list[str] = []
+        self.peers_gone = 0
+        self._peer_gone_callbacks: list[Callable[[str], None]] = []
 
     # -- bootstrap servers ---------------------------------------------------------------
     def add_prefill(self, bootstrap_addr: str) -> None:
@@ -124,6 +131,17 @@ class MockNetwork:
     def unbind(self, endpoint: str) -> None:
         with self._lock:
             self._endpoints.pop(endpoint, None)
+            connected = endpoint in self._sockets
+            if connected:
+                self.peers_gone += 1
+            callbacks = list(self._peer_gone_callbacks) if connected else []
+        for callback in callbacks:
+            callback(endpoint)
+
+    def on_peer_gone(self, callback: Callable[[str], None]) -> None:
+        """Call `callback(endpoint)` when the peer of a connected PUSH socket goes away."""
+        with self._lock:
+            self._peer_gone_callbacks.append(callback)
 
     def bind_inbox(self, handler: Handler) -> str:
         return self.bind(handler).removeprefix("tcp://")

@@ -1,41 +1,45 @@
 """The upstream adapter: upstream sglang's own classes as a variant (`--sglang PATH`).
 
-`load_sglang(PATH)` reads upstream's disaggregation files from an sglang wheel, source
-checkout or installation (`source.py`), executes them with stand-ins for the heavy
-sglang imports (`loader.py`, `standins.py`; sglang's dependencies are never
-installed), gives the loaded `common/conn.py` per-thread stand-ins for its `time`,
-`requests`, `asyncio` and `logger` globals (`bound.py`), and wraps each upstream
-component in the class the scenarios drive, one adapter per component. Each
-adapter's docstring lists exactly which parts are upstream code and which are
-adapter code; the methods each fix changed are always upstream's. Nothing from
-upstream is copied into this repository.
+`load_sglang(PATH)` reads upstream's disaggregation package from an sglang wheel,
+source checkout or installation (`source.py`), finds each class by name and executes
+the file that defines it with stand-ins only for what cannot run here (`loader.py`,
+`standins.py`; sglang's dependencies are never installed), gives every loaded file
+per-thread stand-ins for its `time`, `requests`, `asyncio` and `logger` globals
+(`bound.py`), and wraps each upstream component in the class the scenarios drive,
+one adapter per component. Each adapter's docstring lists exactly which parts are
+upstream code and which are adapter code; the methods each fix changed are always
+upstream's (`tests/test_upstream_traced.py` traces them). Nothing from upstream is
+copied into this repository.
 
-| component | upstream class | adapter |
+| component | upstream class (found by name) | adapter |
 |---|---|---|
-| `KVManager` | `common/conn.py` `CommonKVManager` | `manager.py` |
-| `KVReceiver` | `common/conn.py` `CommonKVReceiver` | `receiver.py` |
-| `BootstrapServer` | `common/conn.py` `CommonKVBootstrapServer` | `bootstrap_server.py` |
-| `DPDispatcher` | not driven (`NOT_DRIVEN` says why) | |
+| `KVManager` | `MooncakeKVManager` (its `CommonKVManager.__init__`), mori's cleanup | `manager.py` |
+| `KVReceiver` | `MooncakeKVReceiver` | `receiver.py` |
+| `BootstrapServer` | `CommonKVBootstrapServer` | `bootstrap_server.py` |
+| `DPDispatcher` | `DPDispatcher` | `dispatcher.py` |
 
-A component a version lacks, or that the adapter cannot drive yet, is listed in the
-variant module's `UNAVAILABLE` with the reason, which a lesson needing it reports as
-`unknown` (lesson `task-refs` reports that probe as not driven and decides from the
-other, see `Lesson.probes`).
+A component a version lacks is listed in the variant module's `UNAVAILABLE` as "not
+present in <version>: <name>", which a lesson needing it reports as `unknown` (lesson
+`task-refs` reports that probe as not driven and decides from the other, see
+`Lesson.probes`). `DECIDE` (`wiring.py`) lets upstream's own wiring decide: `latent`
+where a defect is there but nothing in that release triggers it.
 
-Expectations come from upstream's release history (UPSTREAM.md §1): a lesson is
-expected `bug` on versions before its fix and `ok` from the version that has it. A
-source checkout without a version file is assumed to be recent (every fix in).
+Expectations come from upstream's release history: a lesson is expected `bug` (or
+`latent`, `BEFORE_FIX`) on versions before its fix and `ok` from the version that has
+it. A source checkout without a version file is assumed to be recent (every fix in).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound
+from reference.upstream import bound, wiring
 from reference.upstream.bootstrap_server import server_class
+from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
 from reference.upstream.loader import UpstreamLoad
 from reference.upstream.manager import manager_class
@@ -43,50 +47,62 @@ from reference.upstream.receiver import receiver_class
 from reference.upstream.source import UpstreamSource, open_source
 from reference.variants import Expected, Variant
 
-# lesson -> first sglang release with its upstream fix (UPSTREAM.md §1).
+# lesson -> first sglang release with its upstream fix (the PR links are in each lesson's README).
 FIRST_FIXED = {
-    "failed-resurrect": "0.5.12",
-    "stale-bootstrap": "0.5.19",
-    "live-set-race": "0.5.19",
-    "task-refs": "0.5.19",
+    "failed-resurrect": "0.5.12",  # https://github.com/sgl-project/sglang/pull/24539
+    "stale-bootstrap": "0.5.19",  # https://github.com/sgl-project/sglang/pull/36029
+    "live-set-race": "0.5.19",  # https://github.com/sgl-project/sglang/pull/36351
+    "task-refs": "0.5.19",  # https://github.com/sgl-project/sglang/pull/33048
 }
-
-# component -> why the adapter does not drive it.
-NOT_DRIVEN: dict[str, str] = {
-    "DPDispatcher": "the adapter does not load its module (encode_server.py; encoder/runtime.py from "
-    "0.5.19), the encoder's HTTP server: a FastAPI app built on import, torch, transformers, the model "
-    "loader, ZMQ IPC sockets and spawned workers, no cheap stand-in",
+# Before its fix, what upstream's own wiring does with the defect (wiring.py): `latent`
+# where nothing in that release triggers it; `--provoke` adds the trigger: `bug`.
+BEFORE_FIX: dict[str, Expected] = {
+    "failed-resurrect": "bug",
+    "stale-bootstrap": "bug",
+    "live-set-race": "latent",
+    "task-refs": "latent",
 }
 
 # A builder makes one component's adapter class from the loaded version and says which
 # members that version cannot drive ({"KVManager._handle_node_failure": reason}); it
 # raises UpstreamError with the reason when the version cannot provide it at all.
 Built = tuple[type, dict[str, str]]
-Builder = Callable[[UpstreamLoad], Built]
+Builder = Callable[[UpstreamLoad, wiring.Triggers], Built]
 
 
-def _build_receiver(load: UpstreamLoad) -> Built:
+def _build_manager(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
+    return manager_class(load)
+
+
+def _build_receiver(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
     return receiver_class(load), {}
 
 
-def _build_server(load: UpstreamLoad) -> Built:
-    return server_class(load.get("CommonKVBootstrapServer"), load.source.label), {}
+def _build_dispatcher(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
+    upstream = load.get("DPDispatcher")
+    return dispatcher_class(upstream, load.module(load.where("DPDispatcher")[0]), load.source.label), {}
+
+
+def _build_server(load: UpstreamLoad, triggers: wiring.Triggers) -> Built:
+    return server_class(load.get("CommonKVBootstrapServer"), load.source.label, triggers), {}
 
 
 BUILDERS: dict[str, Builder] = {
-    "KVManager": manager_class,
+    "KVManager": _build_manager,
     "KVReceiver": _build_receiver,
     "BootstrapServer": _build_server,
+    "DPDispatcher": _build_dispatcher,
 }
 
 _CACHE: dict[tuple[str, float, int], types.ModuleType] = {}
 
 
-def load_sglang(path: str) -> Variant:
-    """The variant for the sglang at PATH; raises `UpstreamError` with one line."""
+def load_sglang(path: str, provoke: bool = False) -> Variant:
+    """The variant for the sglang at PATH; raises `UpstreamError` with one line.
+    `provoke`: the expectations of a run with `Options(provoke=True)`."""
     source = open_source(path)
     module = _variant_module(source, Path(path))
-    return Variant(source.label, module, "ok", expectations(source.version))
+    return Variant(source.label, module, "ok", expectations(source.version, provoke))
 
 
 def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
@@ -99,11 +115,12 @@ def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
 
 def _build(source: UpstreamSource) -> types.ModuleType:
     load = UpstreamLoad(source)
+    triggers = wiring.Triggers()
     module = types.ModuleType(f"reference.upstream[{source.label}]")
-    unavailable = dict(NOT_DRIVEN)
+    unavailable: dict[str, str] = {}
     for component, builder in BUILDERS.items():
         try:
-            cls, gaps = builder(load)
+            cls, gaps = builder(load, triggers)
         except (UpstreamError, NoStandIn) as exc:
             unavailable[component] = (
                 str(exc) if str(exc).startswith(("not present", source.label)) else (f"{source.label}: {exc}")
@@ -117,22 +134,20 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
     for loaded in load.upstream.values():
         bound.install(loaded)
+    module.DECIDE = functools.partial(wiring.decide, load, triggers)  # type: ignore[attr-defined]
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
     module.LOAD = load  # type: ignore[attr-defined]
     return module
 
 
-def expectations(version: str | None) -> dict[str, Expected]:
+def expectations(version: str | None, provoke: bool = False) -> dict[str, Expected]:
     """lesson -> expected verdict for an upstream version (None: a recent checkout)."""
-    if version is None:
-        return dict.fromkeys(FIRST_FIXED, "ok")
-    have = _release(version)
-    return {lesson: _verdict(have >= _release(first)) for lesson, first in FIRST_FIXED.items()}
-
-
-def _verdict(fixed: bool) -> Expected:
-    return "ok" if fixed else "bug"
+    have = _release(version) if version is not None else (1 << 30,)
+    return {
+        lesson: "ok" if have >= _release(first) else "bug" if provoke else BEFORE_FIX[lesson]
+        for lesson, first in FIRST_FIXED.items()
+    }
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -140,4 +155,4 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)
 
 
-__all__ = ["FIRST_FIXED", "UpstreamError", "expectations", "load_sglang"]
+__all__ = ["BEFORE_FIX", "FIRST_FIXED", "UpstreamError", "expectations", "load_sglang"]

@@ -17,11 +17,11 @@ Adapter code (this file), the lesson's configuration applied to upstream as to o
   (bounded) until the TCP site is bound;
 - while upstream's `_run_server` runs, its thread is bound (`bound.py`) so that
   `asyncio.new_event_loop()` returns the scenario's loop (a `JumpLoop`),
-  `time.time()` reads the scenario's `now` (the loop's clock) and, when the scenario
-  gives a tick source, the cleanup's `asyncio.sleep(interval)` waits for its next tick
-  instead (`Metronome(hold_waiters=False)`: the configuration under which a bare task
-  is collectable, see `reference/common/cleanup_ticks.py`); without one it is the real
-  sleep, upstream's configuration. `cleanup_rounds` counts the sleeps that ended (the
+  `time.time()` reads the scenario's `now` (the loop's clock) and, only while the
+  task-refs trigger is on (`wiring.py`), the cleanup's `asyncio.sleep(interval)` waits
+  for the scenario's next tick instead (`Metronome(hold_waiters=False)`: the
+  configuration under which a bare task is collectable); otherwise it is the real
+  sleep, upstream's own wiring. `cleanup_rounds` counts the sleeps that ended (the
   cleanup is the only code that sleeps on that thread);
 - `table`: what the mock transport calls in-process. `handle(...)` runs upstream's own
   route handler on the server's loop with a minimal request (method, query, JSON
@@ -95,6 +95,7 @@ class UpstreamTable:
 class ServerAdapter:
     """Mixin placed before upstream's `CommonKVBootstrapServer` in the MRO (see the module doc)."""
 
+    _triggers: Any  # wiring.Triggers of this loaded version
     # Upstream's attributes the adapter reads or sets.
     host: str
     thread: Any
@@ -118,7 +119,10 @@ class ServerAdapter:
         if entry_ttl != cleanup_interval:
             raise ValueError("upstream's cleanup uses one value as interval and entry lifetime")
         self.cleanup_rounds = 0
-        self._binding = {"now": now, "loop": loop, "ticks": cleanup_ticks, "on_sleep": self._count_round}
+        # The scenario's tick source is the task-refs trigger: used only while `decide`
+        # adds it (wiring.py); otherwise upstream's own asyncio.sleep paces the cleanup.
+        ticks = cleanup_ticks if self._triggers.active("task-refs") else None
+        self._binding = {"now": now, "loop": loop, "ticks": ticks, "on_sleep": self._count_round}
         super().__init__(host, port)  # type: ignore[call-arg]
         self.entry_cleanup_interval = cleanup_interval
         self.table = UpstreamTable(self)
@@ -173,12 +177,13 @@ async def _cancel_cleanup() -> None:
     await asyncio.gather(*mine, return_exceptions=True)
 
 
-def server_class(upstream: type, label: str) -> type:
+def server_class(upstream: type, label: str, triggers: Any) -> type:
     """The scenarios' `BootstrapServer` for one loaded version's `CommonKVBootstrapServer`."""
     return type(
         "BootstrapServer",
         (ServerAdapter, upstream),
         {
+            "_triggers": triggers,
             "__module__": f"reference.upstream[{label}]",
             "__doc__": f"Upstream {label} CommonKVBootstrapServer, driven by {__name__}.",
         },

@@ -36,6 +36,8 @@ ENV_DEFAULTS: dict[str, Any] = {
     "SGLANG_DISAGGREGATION_ALL_CP_RANKS_TRANSFER": False,
     "SGLANG_DISAGGREGATION_THREAD_POOL_SIZE": None,
     "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False,
+    "SGLANG_ENCODER_REQ_TIMEOUT": 180,
+    "SGLANG_ENCODER_SEND_TIMEOUT": 180,
 }
 
 # One decode rank: no tensor, context, data or pipeline parallelism.

@@ -27,6 +27,7 @@ from reference.harness.capture import thread_errors
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.hooks import Hooks
+from reference.lessons.live_set_race.checks import CHECKS
 from reference.lessons.live_set_race.prefill_pair import two_prefills
 from reference.lessons.live_set_race.stress import stress
 from reference.status import KVPoll
@@ -148,4 +149,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     stress=stress,
+    checks=CHECKS,
 )

@@ -138,6 +138,18 @@ def heartbeat_spans(result: Result) -> list[Span]:
     return [(0.0, handled, "heartbeat thread running", True), (handled, end, *after)]
 
 
+def heartbeat_probes(result: Result) -> list[float]:
+    """When the heartbeat probed (every `heartbeat_interval` of virtual time from the start),
+    up to the end of the scenario if it stayed alive, up to the first failure if it died."""
+    from reference.lessons.live_set_race.scenario import CONFIG
+
+    times = {event.what: event.t for event in result.timeline}
+    alive = bool(result.details["heartbeat_alive"])
+    end = times["second-failure-checked"] if alive else times["first-failure-handled"]
+    interval = CONFIG.heartbeat_interval
+    return [interval * k for k in range(1, int(end / interval + 1e-9) + 1)]
+
+
 def both_forms(experiment) -> str:
     return "\n".join(str(experiment(v)) for v in (reference.buggy, reference.fixed))
 

@@ -32,6 +32,7 @@ from types import ModuleType
 from reference.dataplane.discovery import BACKENDS
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
+from reference.lessons.stale_bootstrap.checks import CHECKS
 from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
 from reference.status import KVPoll
 
@@ -156,4 +157,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     backends=BACKENDS,
+    checks=CHECKS,
 )

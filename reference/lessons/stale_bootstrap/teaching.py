@@ -10,7 +10,7 @@ real receivers of the form it is given:
 - `stale_sockets`: after each restart, the PUSH sockets to the dead ports stay in the
   socket cache; the fix drops the cache entry, not the sockets (as upstream).
 - `slow_prefill`: the review question "what if the prefill is only slow?", answered by
-  `reference/scenarios/slow_prefill.py`.
+  `reference/lessons/stale_bootstrap/slow_prefill.py`.
 """
 
 from __future__ import annotations
@@ -128,16 +128,23 @@ def replacement_race(variant: Any) -> Race:
 
 
 def stale_sockets(variant: ModuleType, restarts: int = 3) -> str:
-    """Restart the prefill `restarts` times, one request after each; count dead-port sockets."""
+    """Restart the prefill `restarts` times, two requests after each; count dead-port sockets.
+
+    Fewer dead sockets is not better by itself: a form that never learns the new ports opens
+    no new sockets, and leaves only the first generation's behind."""
     net, prefill, manager = _world(variant)
-    outcomes = [_request(variant, manager, 100).name]
+    rounds = [[_request(variant, manager, 100).name]]
     for restart in range(restarts):
         prefill.restart()
-        outcomes += [_request(variant, manager, 101 + 2 * restart + i).name for i in range(2)]
+        rounds.append([_request(variant, manager, 101 + 2 * restart + i).name for i in range(2)])
     live = {f"tcp://{prefill.rank_ip}:{port}" for port in prefill.rank_ports}
     dead = sorted(net.open_sockets - live)
+    reached = any(outcome == "Success" for batch in rounds[1:] for outcome in batch)
+    why = "one per earlier generation it reached" if reached else "it never reached a restarted prefill"
     return (
-        f"{_name(variant):>6}: requests {' '.join(outcomes)}; PUSH sockets to dead ports still cached: {dead}"
+        f"{_name(variant):>6}: {restarts} prefill restarts; requests before | after each restart: "
+        f"{' | '.join(' '.join(batch) for batch in rounds)}\n"
+        f"        PUSH sockets to dead ports still cached: {len(dead)} ({why}): {', '.join(dead)}"
     )
 
 

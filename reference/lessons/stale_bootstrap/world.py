@@ -152,20 +152,24 @@ def waiting_timeout_text(transport: str) -> str:
 
 @contextmanager
 def open_world(
-    variant: ModuleType, transport: str, backend: str = "default", sockets: str | SocketOptions = UPSTREAM
+    variant: ModuleType,
+    transport: str,
+    backend: str = "default",
+    sockets: str | SocketOptions = UPSTREAM,
+    watch_peers: bool = False,
 ) -> Iterator[World]:
     clock = VirtualClock()
     options = socket_options(sockets)
     with ExitStack() as stack:
         chosen = kit(transport)
         if chosen.in_process:
-            net = chosen.network(stack, clock, options)
+            net = chosen.network(stack, clock, options, watch_peers)
             prefill = chosen.prefill(stack, net, TP_SIZE)
             world = World(variant, net, prefill, clock, net.pump, answer_within=0.0)
         else:
             memory = _backend_memory(backend, stack)
             prefill = chosen.prefill(stack, None, TP_SIZE, backend)
-            net = chosen.network(stack, sockets=options)
+            net = chosen.network(stack, sockets=options, watch_peers=watch_peers)
             world = World(variant, net, prefill, clock, lambda: None, ANSWER_WITHIN, memory)
         stack.callback(world.close)
         yield world

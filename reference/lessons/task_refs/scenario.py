@@ -29,6 +29,7 @@ import reference.fixed
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Observation
 from reference.lessons.task_refs import bootstrap_probe, collectable, dispatcher_probe, swallowed
+from reference.lessons.task_refs.checks import CHECKS
 from reference.lessons.task_refs.finding import Finding
 from reference.variants import declared_unavailable
 
@@ -78,4 +79,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     notes=notes,
+    checks=CHECKS,
 )

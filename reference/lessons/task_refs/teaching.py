@@ -1,7 +1,7 @@
 """Live experiments for lesson `task-refs` (PR #33048), beyond its scenario.
 
 The scenario shows a collectable background loop destroyed in the buggy form. Its
-honest half lives in `reference/scenarios/collectable.py` (which awaits leave a lone
+honest half lives in `reference/lessons/task_refs/collectable.py` (which awaits leave a lone
 task collectable at all) and `swallowed.py` (what the fix leaves open: a loop
 that raises is silently gone). This module runs those for the notebook and checks its
 exercise: two awaits that are not in the table, measured the same way.

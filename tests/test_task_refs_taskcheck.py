@@ -14,6 +14,8 @@ import pytest
 from reference.aioloop import pending_tasks
 from reference.lessons.task_refs.taskcheck import scan_paths, scan_source
 
+pytestmark = pytest.mark.lesson(id="task-refs")
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "reference"
 

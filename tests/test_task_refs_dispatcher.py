@@ -17,6 +17,8 @@ from reference.aioloop import JumpLoop, run_on_jump_loop
 from reference.config import DispatcherConfig
 from reference.transport.kits import kit
 
+pytestmark = pytest.mark.lesson(id="task-refs")
+
 CONFIG = DispatcherConfig()
 REAL_BOUND = 20.0  # real seconds for a live worker process to answer
 

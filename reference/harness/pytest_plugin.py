@@ -1,12 +1,17 @@
-"""`pytest --impl MODULE`: run every lesson against your own variant, expected `ok`.
+"""`pytest --impl MODULE`: run every check of every lesson against your own variant.
 
-With `--impl`, the session collects only `tests/test_impl.py` (one test per lesson,
-against MODULE) and `tests/test_explore_impl.py` (one per explored property) and
-skips collecting the rest of the suite, whose tests are about the shipped variants.
-Without it, the same tests run against `reference.fixed`, which keeps the path
-exercised. The module is imported, and each lesson run, in a worker process under the
-CLI's time bound (`reference/harness/isolation.py`: 20 s per import and per lesson,
-`--impl-timeout S` to change), so a module that hangs cannot hang pytest. A module that
+Loaded by `-p reference.harness.pytest_plugin` in pyproject.toml's `addopts`, before
+pytest reads its arguments, so that `--impl PATH` (with a space) takes the path as the
+option's value rather than as a test path.
+
+With `--impl`, the session collects only `tests/test_impl.py` (one test per check of
+each lesson, against MODULE) and `tests/test_explore_impl.py` (one per explored
+property) and skips collecting the rest of the suite, whose tests are about the shipped
+variants. Without it, the same tests run against `reference.hardened` (ok everywhere),
+which keeps the path exercised (the explorations: `reference.fixed`). The module is
+imported, and each check run, in a worker process under the CLI's time bound
+(`reference/harness/isolation.py`: 20 s per import and per lesson, `--impl-timeout S` to
+change), so a module that hangs cannot hang pytest. A module that
 cannot be imported (it raises, exits, hangs or is interrupted while importing) stops
 the session with one line.
 """
@@ -18,21 +23,21 @@ from pathlib import Path
 import pytest
 
 from reference.harness.isolation import DEFAULT_TIMEOUT, MAX_TIMEOUT, IsolationError, check_loads
-from reference.variants import VariantSpec
+from reference.harness.specs import VariantSpec
 
-DEFAULT = "reference.fixed"
+DEFAULT = "reference.hardened"
+EXPLORE_DEFAULT = "reference.fixed"
 IMPL_TESTS = ("test_impl.py", "test_explore_impl.py")  # the lesson checks and the explorations
 
 
-def add_impl_option(parser: pytest.Parser) -> None:
-    """Called from conftest's `pytest_addoption` (one per conftest, so it chains)."""
-    parser.addoption(
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("pd-reference").addoption(
         "--impl",
         metavar="MODULE",
         default=None,
         help="run every lesson against this variant module (dotted name or path), expected ok",
     )
-    parser.addoption(
+    parser.getgroup("pd-reference").addoption(
         "--impl-timeout",
         type=float,
         metavar="S",
@@ -46,10 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
     timeout = config.getoption("--impl-timeout")
     if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
         raise pytest.UsageError(f"--impl-timeout: expected seconds > 0 and <= {MAX_TIMEOUT:g}, got {timeout}")
-    try:
-        check_loads(spec, timeout)
-    except IsolationError as exc:
-        raise pytest.UsageError(str(exc)) from None
+    if config.getoption("--impl"):  # the default, reference.fixed, is known to load
+        try:
+            check_loads(spec, timeout)
+        except IsolationError as exc:
+            raise pytest.UsageError(str(exc)) from None
     config.stash[_VARIANT] = spec
     config.stash[_TIMEOUT] = timeout
 
@@ -73,6 +79,16 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def impl_variant(request: pytest.FixtureRequest) -> VariantSpec:
     """How to load the variant under test; `run_isolated` loads it in its worker."""
     return request.config.stash[_VARIANT]
+
+
+@pytest.fixture
+def explore_variant(request: pytest.FixtureRequest) -> VariantSpec:
+    """The variant the explorations check: `--impl`, else `reference.fixed`, whose properties
+    the upstream fixes claim (the hardened default of the lesson checks adds code paths, so
+    interleavings, that the explorations' time bound was not sized for)."""
+    if request.config.getoption("--impl"):
+        return request.config.stash[_VARIANT]
+    return VariantSpec("impl", EXPLORE_DEFAULT)
 
 
 @pytest.fixture

@@ -1,0 +1,86 @@
+"""Lesson `failure-records` (residual: open after PR #24539).
+
+A decode runs for weeks; its manager's per-room state must be bounded by the requests
+in flight, not by the requests ever served. PR #24539 stopped a late Failed from
+re-creating a cleared room in `request_status`, but `abort()` records its reason
+first, unconditionally: every late abort of a cleared room leaves one entry in
+`failure_records` that nobody will ever pop.
+
+The scenario (mock transport, virtual clock, upstream's heartbeat pruning the tracker
+every 5 s): `CYCLES` requests, each opened on a fresh room, sent, aborted by the
+scheduler, turned into its exception (`failure_exception`, which clears it), and then
+aborted once more, late (an AbortReq that raced the request's own end). With no request
+open at the end, every table upstream's manager keeps per room must be empty
+(`request_status`, `failure_records`, `addr_to_rooms_tracker`, the response tables).
+`bug` names each table that grew with the cycles and its size; `ok` when all are
+empty. `room_to_bootstrap_addr` (mori's map, popped only by mori's cleanup, which
+this scenario does not run) is reported but not judged.
+"""
+
+from __future__ import annotations
+
+import random
+from types import ModuleType
+from typing import Any
+
+from reference.harness.lesson import Lesson, Options
+from reference.harness.result import Event, Observation
+from reference.lessons.failure_records.ending import end_with_failure
+from reference.lessons.stale_bootstrap.world import CONFIG, open_world
+
+CYCLES = 400
+PRUNE_EVERY = 50  # cycles between heartbeat rounds (the heartbeat prunes cleared rooms)
+
+
+def _sizes(manager: Any) -> dict[str, int]:
+    return {
+        "request_status": len(manager.request_status),
+        "failure_records": len(manager.failure_records),
+        "addr_to_rooms_tracker": sum(len(rooms) for rooms in manager.addr_to_rooms_tracker.values()),
+        "required_prefill_response_num_table": len(manager.required_prefill_response_num_table),
+        "prefill_response_tracker": len(manager.prefill_response_tracker),
+    }
+
+
+def observe(variant: ModuleType, options: Options) -> Observation:
+    rooms = random.Random(options.seed).sample(range(1, 1 << 40), CYCLES)
+    timeline: list[Event] = []
+    with open_world(variant, "mock", sockets=options.sockets) as world:
+        world.start()
+        for cycle, room in enumerate(rooms, 1):
+            receiver = variant.KVReceiver(world.manager, world.addr, room)
+            receiver.init(0)
+            receiver.send_metadata(world._pages())
+            receiver.abort()
+            end_with_failure(receiver)  # upstream's raises it, ours returns it
+            receiver.abort()  # late: the scheduler's AbortReq raced the request's end
+            if cycle % PRUNE_EVERY == 0:
+                world.clock.advance(CONFIG.heartbeat_interval)
+                timeline.append(Event(cycle, f"{cycle} cycles", str(_sizes(world.manager))))
+        world.clock.advance(CONFIG.heartbeat_interval)
+        sizes = _sizes(world.manager)
+        mori_map = len(world.manager.room_to_bootstrap_addr)
+    details = {"cycles": CYCLES, "sizes": sizes, "room_to_bootstrap_addr (not judged)": mori_map,
+               "sockets": options.sockets}  # fmt: skip
+    grown = {name: size for name, size in sizes.items() if size}
+    if grown:
+        listed = ", ".join(f"{name} {size}" for name, size in grown.items())
+        return Observation(
+            "bug",
+            f"after {CYCLES} open/abort/clear cycles with no request open, manager state kept "
+            f"{listed} entries (one per late abort: unbounded)",
+            timeline,
+            details,
+        )
+    return Observation(
+        "ok", f"after {CYCLES} open/abort/clear cycles every per-room table is empty", timeline, details
+    )
+
+
+LESSON = Lesson(
+    id="failure-records",
+    title="Late aborts grow the manager's failure records without bound",
+    upstream="residual after PR #24539",
+    needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
+    body=observe,
+)

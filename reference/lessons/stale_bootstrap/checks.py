@@ -1,0 +1,121 @@
+"""The checklist of lesson `stale-bootstrap`: what PR #36029 guarantees, one check each.
+
+Read from the PR's hunks (`CommonKVReceiver` in `disaggregation/common/conn.py`, and
+the mooncake, mori and nixl `send_metadata`) and its description. Each check runs on
+the mock transport against any variant, through the variant protocol only; the
+scenarios are in `checks_triggers.py`, `checks_keys.py` and `checks_sharing.py`, their
+world in `check_world.py` and `scripted.py`. The lesson's README has the table.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from reference.harness.checks import Check
+from reference.harness.options import Options
+from reference.harness.result import Observation
+from reference.lessons.stale_bootstrap import checks_keys as keys
+from reference.lessons.stale_bootstrap import checks_sharing as sharing
+from reference.lessons.stale_bootstrap import checks_triggers as triggers
+from reference.lessons.stale_bootstrap import slow_prefill
+
+PR = "https://github.com/sgl-project/sglang/pull/36029"
+HUNKS = f"{PR}/files"
+
+
+def _slow_prefill(variant: ModuleType, options: Options) -> Observation:
+    return slow_prefill.observe(variant)
+
+
+CHECKS = (
+    Check(
+        "send-failure-invalidates",
+        "a send_metadata that fails on a stale port fails the request and drops the entry it used",
+        f'PR description: "On registration failure, metadata-send failure, or waiting timeout, remove only '
+        f'entries that still match that generation"; mooncake/mori/nixl send_metadata hunks ({HUNKS})',
+        triggers.send_failure_invalidates,
+    ),
+    Check(
+        "waiting-timeout-invalidates",
+        "a request whose metadata vanished (upstream sockets) drops the entry it used at its waiting timeout",
+        f"_check_waiting_timeout hunk: invalidate_cached_bootstrap_infos() after update_status(Failed) "
+        f"({HUNKS})",
+        triggers.waiting_timeout_invalidates,
+    ),
+    Check(
+        "fetch-failure-invalidates",
+        "a failed GET /route drops the entries the receiver already filled for its other CP ranks",
+        f"_setup_bootstrap_infos hunk: a fetch failure calls invalidate_cached_bootstrap_infos() ({HUNKS})",
+        triggers.fetch_failure_invalidates,
+    ),
+    Check(
+        "registration-failure-invalidates",
+        "a failed KV-args registration fails the request and leaves none of its entries cached",
+        f'PR description: "On registration failure ... remove only entries that still match"; '
+        f"_setup_bootstrap_infos hunk: invalidate, then return ({HUNKS})",
+        triggers.registration_failure_invalidates,
+    ),
+    Check(
+        "connect-failure-contained",
+        "a connect that raises fails the request (nothing escapes to the caller) and drops the entry",
+        f"_register_kv_args and send_metadata hunks: the connect moved inside the try ({HUNKS})",
+        triggers.connect_failure_contained,
+    ),
+    Check(
+        "every-key-invalidated",
+        "a failing receiver drops every cache key it used (context parallelism 2: two keys)",
+        f'PR description: "Add CPU tests for ... multiple CP entries"; invalidate loops over every recorded '
+        f"entry ({PR})",
+        keys.every_key_invalidated,
+    ),
+    Check(
+        "other-prefill-survives",
+        "a failure on one prefill leaves another prefill's cache entries and costs it no fetch",
+        f'PR description: "remove only entries that still match that generation" ({PR})',
+        keys.other_prefill_survives,
+    ),
+    Check(
+        "replacement-survives",
+        "a late failure on the pre-restart entry never drops the new generation another receiver installed",
+        f'PR description: "Preserve a replacement generation installed by another receiver" ({PR})',
+        sharing.replacement_survives,
+    ),
+    Check(
+        "concurrent-fill-adopts",
+        "two receivers filling one key end on one generation: whichever fails later, no stale entry stays",
+        f"_setup_bootstrap_infos hunk: setdefault under connection_lock, the winner's object recorded "
+        f"({HUNKS})",
+        sharing.concurrent_fill_adopts,
+    ),
+    Check(
+        "registered-before-cached",
+        "an entry another receiver can find is one this decode already registered with",
+        f"_setup_bootstrap_infos hunk: register, invalidate on failure, only then setdefault ({HUNKS})",
+        sharing.registered_before_cached,
+    ),
+    Check(
+        "success-keeps-cache",
+        "a request that succeeds leaves every entry it used cached: the next one fetches nothing",
+        f'PR description: "The happy path adds only short lock-protected cache lookup and insertion '
+        f'operations" ({PR})',
+        keys.success_keeps_cache,
+    ),
+    Check(
+        "next-request-refetches",
+        "after an invalidation the next request fetches /route for every rank, re-registers, succeeds",
+        f'PR description: "Force the next request to refetch `/route` after invalidation" ({PR})',
+        keys.next_request_refetches,
+    ),
+    Check(
+        "recovery-one-failure-per-key",
+        "receivers in flight over two restarted prefills: at most one failure per cache key, then success",
+        f'PR motivation: after a restart "every subsequent request fails"; the fix ends that ({PR})',
+        keys.recovery_one_failure_per_key,
+    ),
+    Check(
+        "slow-prefill-recovers",
+        "a prefill that is only slow (answers after the timeout) costs one request, never a lasting failure",
+        f"the cost of invalidating on the waiting timeout, asked in review ({PR})",
+        _slow_prefill,
+    ),
+)

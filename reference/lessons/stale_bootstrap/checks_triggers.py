@@ -1,0 +1,156 @@
+"""Checks: each place PR #36029 invalidates, on any variant (see checks.py for the list).
+
+Every scenario restarts (or kills) a prefill behind the same bootstrap address while a
+receiver holds, or is filling, its cache entries, makes that receiver fail in one
+particular way, and then reads the cache: no key of that prefill may still name a
+port of the dead process. Receivers are driven only through the variant protocol.
+
+A failure can be swallowed below the receiver (upstream's adapter, like ZMQ with
+`IMMEDIATE=0`, never raises on a send): then the request ends on its waiting timeout
+instead, and the symptom says that the path asked for was not taken. The verdict is
+about the cache, whatever the request's end (Failed, or Success for a variant that
+recovers by itself); a request that never ends, even past its timeout, is a bug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from types import ModuleType
+from typing import Any
+
+from reference.harness.options import Options
+from reference.harness.result import Observation
+from reference.lessons.stale_bootstrap.check_world import DONE, CheckWorld, Escaped, check_world, show
+from reference.status import KVPoll
+
+Body = Callable[[ModuleType, Options], Observation]
+
+
+def judged(body: Body) -> Body:
+    """A transport error escaping into the caller is itself the finding."""
+
+    @wraps(body)
+    def run(variant: ModuleType, options: Options) -> Observation:
+        try:
+            return body(variant, options)
+        except Escaped as exc:
+            return Observation(
+                "bug", f"{exc} into the caller (the decode scheduler) instead of failing the request"
+            )
+
+    return run
+
+
+def _left(world: CheckWorld, dead: list[int], how: str, prefill: int = 0) -> Observation:
+    """The verdict once a receiver met the dead process: `how` it went; `dead` the gone ports."""
+    stale = world.stale(dead, prefill)
+    if stale:
+        return Observation("bug", f"{how}, but connection_pool still caches the dead ports: {show(stale)}")
+    return Observation(
+        "ok", f"{how}; no cached key names a dead port (cached now: {show(world.ports(prefill))})"
+    )
+
+
+def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tuple[KVPoll, str]:
+    """How the request ended: at once, or (the failure swallowed below the receiver, or the
+    variant waiting for the prefill) after its waiting timeout; `path` is what was done to it."""
+    status = KVPoll(receiver.poll())
+    if status in DONE:
+        return status, f"{path}: request {status.name} at once"
+    if not sent:
+        world.send(receiver)
+    status = world.settle(receiver)
+    return (
+        status,
+        f"{path}: request not ended at once (a failure swallowed, or a wait), {status.name} at "
+        "its waiting timeout",
+    )
+
+
+def _restarted_under(world: CheckWorld, path: str, sent: bool = True) -> Observation:
+    """Warm the cache, restart the prefill, run one request on the dead ports, read the cache."""
+    world.request()
+    dead = world.prefills[0].rank_ports
+    world.prefills[0].restart()
+    receiver = world.open()
+    world.send(receiver)
+    status, how = _ended(world, receiver, path.format(dead=dead))
+    if status not in DONE:
+        return Observation("bug", f"{how}: a request on dead ports never ended")
+    return _left(world, dead, how)
+
+
+@judged
+def send_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
+    with check_world(variant, "fail-fast", tp=2) as world:
+        return _restarted_under(world, "send_metadata to stale ports {dead} failed (fail-fast sockets)")
+
+
+@judged
+def waiting_timeout_invalidates(variant: ModuleType, options: Options) -> Observation:
+    with check_world(variant, "upstream", tp=2) as world:
+        return _restarted_under(world, "metadata to stale ports {dead} vanished (upstream sockets)")
+
+
+@judged
+def fetch_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
+    """cp 0 is filled (fetched, registered, cached); the prefill dies as cp 1's route is fetched."""
+    with check_world(variant, "upstream", cp=2) as world:
+        prefill = world.prefills[0]
+        dead = prefill.rank_ports
+        world.net.at("route", world.beside(prefill.kill), cp=1)
+        receiver = world.open()
+        if world.net.pending:
+            return Observation("unknown", "the receiver never fetched cp rank 1's route")
+        status = KVPoll(receiver.poll())
+        return _left(world, dead, f"the prefill died as cp rank 1's route was fetched: request {status.name}")
+
+
+@judged
+def registration_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
+    """cp 0 is filled; cp 1's route names a port, then the prefill restarts: registering there fails."""
+    with check_world(variant, "fail-fast", cp=2) as world:
+        prefill = world.prefills[0]
+        dead = prefill.rank_ports
+        world.net.at("route", world.beside(prefill.restart), cp=1, after=True)
+        receiver = world.open()
+        if world.net.pending:
+            return Observation("unknown", "the receiver never fetched cp rank 1's route")
+        path = f"registering with cp rank 1 at stale port {dead[1]} failed (fail-fast sockets)"
+        status, how = _ended(world, receiver, path, sent=False)
+        if status not in DONE:
+            return Observation("bug", f"{how}: the request never ended")
+        return _left(world, dead, how)
+
+
+@judged
+def connect_failure_contained(variant: ModuleType, options: Options) -> Observation:
+    """A connect that raises (EMFILE), first for a registration, then for a metadata send."""
+    with check_world(variant, "upstream") as world:
+        endpoint = world.prefills[0].endpoints[0]
+        world.net.refused.add(endpoint)
+        first = world.open()
+        status, how = _ended(world, first, "connect for the registration failed", sent=False)
+        if status != KVPoll.Failed:
+            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
+        if world.ports():
+            return Observation("bug", f"{how}, yet the entry was cached: {show(world.ports())}")
+        first.clear()
+        world.net.refused.clear()
+        world.request()
+        cached = world.ports()
+        world.net.refused.add(endpoint)
+        receiver = world.open()
+        world.send(receiver)
+        status, how = _ended(world, receiver, "connect for send_metadata failed")
+        if status != KVPoll.Failed:
+            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
+        left = {k: v for k, v in world.ports().items() if cached.get(k) == v}
+        if left:
+            return Observation("bug", f"{how}, but the entry it used is still cached: {show(left)}")
+        return Observation(
+            "ok",
+            f"a failing connect ({world.net.connect_refusals} refusals) failed the request and left nothing "
+            "it used cached",
+        )

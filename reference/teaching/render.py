@@ -1,0 +1,101 @@
+"""Committed notebooks carry their outputs, executed and normalised so reruns are identical.
+
+`twins.render` turns each `.py` twin into its clean `.ipynb` (content-derived cell ids);
+this module executes that notebook headless (nbclient, one kernel per notebook, from
+`notebooks/` as a learner runs it, matplotlib on Agg) and normalises what would change from
+run to run, so that rendering twice gives the same bytes:
+
+- no timing metadata (nbclient's `record_timing` is off);
+- memory addresses (`0x7f...`), durations printed in milliseconds or microseconds, ports
+  on 127.0.0.1, and PIDs in text outputs are replaced by fixed placeholders;
+- the hook-free stress rate (`'fired': N` in lesson 02) depends on the machine's load:
+  a non-zero count is committed as `'fired': 'N>0'`, zero stays 0 (that is the finding);
+- PNGs come from `plots.Picture`, saved without the software/version metadata.
+
+    python -m reference.teaching.render            # execute every notebook and write it
+    python -m reference.teaching.render 01_failed   # only notebooks whose name starts so
+
+Needs the `notebooks` extra (jupytext, nbclient, ipykernel, matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from reference.teaching.twins import NOTEBOOKS, render, twins
+
+CELL_TIMEOUT_S = 60
+# (pattern, replacement) applied to every text output, in this order.
+VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0x…"),
+    (re.compile(r"(127\.0\.0\.1|localhost):\d{4,5}"), r"\1:PORT"),
+    (re.compile(r"\bpid[ =:]+\d+", re.IGNORECASE), "pid …"),
+    (re.compile(r"\b\d+(\.\d+)?\s?(ms|µs|us)\b"), "… \\2"),
+)
+
+
+STRESS_FIRED = re.compile(r"'fired': (\d+)")
+
+
+def normalise_text(text: str) -> str:
+    for pattern, replacement in VOLATILE:
+        text = pattern.sub(replacement, text)
+    return STRESS_FIRED.sub(lambda m: "'fired': 0" if m.group(1) == "0" else "'fired': 'N>0'", text)
+
+
+def _normalise(notebook: object) -> None:
+    for cell in notebook.cells:  # type: ignore[attr-defined]
+        cell.metadata.pop("execution", None)
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = normalise_text("".join(output["text"]))
+            data = output.get("data", {})
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                if kind in data:
+                    data[kind] = normalise_text("".join(data[kind]))
+
+
+def executed(py: Path, timeout_s: int = CELL_TIMEOUT_S) -> str:
+    """The `.ipynb` text to commit for `py`: its clean rendering, executed and normalised."""
+    import jupytext
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.reads(render(py), as_version=4)
+    os.environ["MPLBACKEND"] = "Agg"  # the kernel inherits it
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    client = NotebookClient(
+        notebook,
+        timeout=timeout_s,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(py.parent)}},
+    )
+    client.execute()
+    _normalise(notebook)
+    text: str = jupytext.writes(notebook, fmt="ipynb")
+    return text if text.endswith("\n") else text + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.teaching.render", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("prefix", nargs="*", help="only notebooks whose name starts with one of these")
+    parser.add_argument("--folder", type=Path, default=NOTEBOOKS)
+    args = parser.parse_args(argv)
+    for py in twins(args.folder):
+        if args.prefix and not any(py.name.startswith(p) for p in args.prefix):
+            continue
+        print(f"executing {py.with_suffix('.ipynb').name}", file=sys.stderr)
+        py.with_suffix(".ipynb").write_text(executed(py))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Lesson `failed-resurrect`'s checklist: fixed holds every check, buggy fails the ones
+the fix is about, and every wrong fix of the gallery is caught by the check named."""
+
+import pytest
+from checklist_gallery import (
+    assert_caught,
+    assert_well_formed,
+    check_ids,
+    gallery_modules,
+    run_gallery_fix,
+    verdict_on,
+)
+
+LESSON = "failed-resurrect"
+pytestmark = pytest.mark.lesson(id=LESSON)
+
+# Guards against over-reaching fixes: the buggy form keeps upstream's behaviour there
+# (README, "Checks the buggy form passes").
+BUGGY_PASSES = {"reused-room-starts-clean", "open-room-takes-failed", "absent-room-opens"}
+GALLERY = {
+    "failed_terminal": "reused-room-starts-clean",
+    "tombstone_in_clear": "open-room-takes-failed",
+    "ignore_failed_always": "open-room-takes-failed",
+    "ignore_absent_always": "absent-room-opens",
+    "guard_in_abort": "late-failed-never-recreates",
+}
+
+
+def test_checks_are_well_formed():
+    assert_well_formed(LESSON)
+
+
+@pytest.mark.parametrize("check_id", check_ids(LESSON))
+def test_fixed_holds(check_id):
+    verdict, symptom = verdict_on("fixed", LESSON, check_id)
+    assert verdict == "ok", symptom
+
+
+@pytest.mark.parametrize("check_id", check_ids(LESSON))
+def test_buggy(check_id):
+    verdict, symptom = verdict_on("buggy", LESSON, check_id)
+    assert verdict == ("ok" if check_id in BUGGY_PASSES else "bug"), symptom
+
+
+def test_buggy_symptoms_say_what_went_wrong():
+    assert "40 of 40 cleared rooms came back" in verdict_on("buggy", LESSON, "late-failed-never-recreates")[1]
+    assert "grew to 300 entries" in verdict_on("buggy", LESSON, "request-status-bounded")[1]
+
+
+def test_every_gallery_module_is_listed():
+    assert gallery_modules(LESSON) == sorted(GALLERY)
+
+
+@pytest.mark.parametrize(("module", "catching"), GALLERY.items())
+def test_wrong_fix_is_caught(module, catching):
+    assert_caught(run_gallery_fix(LESSON, module), catching)

@@ -1,0 +1,57 @@
+"""Lesson `live-set-race`'s checklist: fixed holds every check, buggy fails the ones the
+fix is about, and every wrong fix of the gallery is caught by the check named."""
+
+import pytest
+from checklist_gallery import (
+    assert_caught,
+    assert_well_formed,
+    check_ids,
+    gallery_modules,
+    run_gallery_fix,
+    verdict_on,
+)
+
+LESSON = "live-set-race"
+pytestmark = pytest.mark.lesson(id=LESSON)
+
+BUGGY_PASSES = {"other-prefills-untouched"}  # a guard against over-reaching fixes (README)
+GALLERY = {
+    "live_set_pop": "every-affected-room-failed",
+    "lock_across_loop": "no-exception-in-any-thread",
+    "catch_and_continue": "every-affected-room-failed",
+    "retry_once": "no-exception-in-any-thread",
+    "heartbeat_swallows": "every-affected-room-failed",
+    "swap_tracker": "other-prefills-untouched",
+}
+
+
+def test_checks_are_well_formed():
+    assert_well_formed(LESSON)
+
+
+@pytest.mark.parametrize("check_id", check_ids(LESSON))
+def test_fixed_holds(check_id):
+    verdict, symptom = verdict_on("fixed", LESSON, check_id)
+    assert verdict == "ok", symptom
+
+
+@pytest.mark.parametrize("check_id", check_ids(LESSON))
+def test_buggy(check_id):
+    verdict, symptom = verdict_on("buggy", LESSON, check_id)
+    assert verdict == ("ok" if check_id in BUGGY_PASSES else "bug"), symptom
+
+
+def test_buggy_symptoms_say_what_went_wrong():
+    rooms = verdict_on("buggy", LESSON, "every-affected-room-failed")[1]
+    assert "after room 1: 6 of 8" in rooms and "Set changed size during iteration" in rooms
+    heartbeat = verdict_on("buggy", LESSON, "heartbeat-survives")[1]
+    assert "heartbeat thread dead" in heartbeat and "later failure went undetected" in heartbeat
+
+
+def test_every_gallery_module_is_listed():
+    assert gallery_modules(LESSON) == sorted(GALLERY)
+
+
+@pytest.mark.parametrize(("module", "catching"), GALLERY.items())
+def test_wrong_fix_is_caught(module, catching):
+    assert_caught(run_gallery_fix(LESSON, module), catching)

@@ -1,0 +1,136 @@
+"""Each lesson notebook ends with a coding exercise the suite checks, as a learner runs it.
+
+The notebook's cells are executed as they stand in its `.py` twin (the import cell, then
+each `# EXERCISE:` cell and the `check_fix` cell after it), through the same helpers
+(`reference.teaching.exercises`):
+
+- as committed, the learner's cell holds the buggy code: the checklist says `bug`;
+- with the right answer filled in (below, as a learner would write it): `ok`;
+- the notebook's tempting wrong fix: `bug`, caught by the named check.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+jupytext = pytest.importorskip("jupytext", reason="needs the `notebooks` extra (jupytext)")
+
+from reference.lessons import LESSONS  # noqa: E402
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+MARK = "# EXERCISE:"
+
+RIGHT = {
+    "01_failed_resurrect": """# EXERCISE: the right answer
+class KVManager(reference.buggy.KVManager):
+    def update_status(self, bootstrap_room, status):
+        if bootstrap_room not in self.request_status:
+            if status == KVPoll.Failed:
+                return
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
+""",
+    "02_live_set_race": """# EXERCISE: the right answer
+class KVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr):
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = list(self.addr_to_rooms_tracker.pop(addr, ()))
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+""",
+    "03_stale_bootstrap": """# EXERCISE: the right answer
+class KVReceiver(reference.fixed.KVReceiver):
+    def invalidate_cached_bootstrap_infos(self):
+        with self.kv_mgr.connection_lock:
+            for key, infos in self._connection_pool_entries.items():
+                if self.kv_mgr.connection_pool.get(key) is infos:
+                    del self.kv_mgr.connection_pool[key]
+        self._connection_pool_entries.clear()
+""",
+    "04_task_refs": """# EXERCISE: the right answer
+class DPDispatcher(reference.buggy.DPDispatcher):
+    def start(self):
+        self.loops = {asyncio.create_task(self._result_listener()),
+                      asyncio.create_task(self._worker_watchdog()),
+                      asyncio.create_task(self._cleanup_stale_mappings())}
+        for task in self.loops:
+            task.add_done_callback(self.loops.discard)
+
+
+class BootstrapServer(reference.buggy.BootstrapServer):
+    def _start_background_tasks(self, loop):
+        self.loops = {loop.create_task(self._cleanup_expired_entries())}
+        for task in self.loops:
+            task.add_done_callback(self.loops.discard)
+""",
+}
+# The check that must name each notebook's tempting wrong fix.
+WRONG_CAUGHT_BY = {
+    "01_failed_resurrect": "story",
+    "02_live_set_race": "story",
+    "03_stale_bootstrap": "replacement-survives",
+    "04_task_refs": "story",
+}
+
+
+def _cells(name: str) -> list[str]:
+    notebook = jupytext.read(NOTEBOOKS / f"{name}.py")
+    return [c.source for c in notebook.cells if c.cell_type == "code"]
+
+
+def _run(source: str, namespace: dict):
+    """Execute a cell as Jupyter does: the value of its last expression, if any."""
+    tree = ast.parse(source)
+    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    exec(compile(tree, "<cell>", "exec"), namespace)
+    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace) if last else None
+
+
+def _exercises(name: str) -> tuple[str, list[tuple[str, str]]]:
+    """The import cell and each (exercise cell, the check cell after it)."""
+    cells = _cells(name)
+    pairs = [(cells[i], cells[i + 1]) for i, src in enumerate(cells) if src.startswith(MARK)]
+    assert len(pairs) >= 2, f"{name}: needs the learner's exercise and a tempting wrong fix"
+    assert all("exercises.check_fix(" in check for _, check in pairs), f"{name}: a check cell follows each"
+    return cells[0], pairs
+
+
+def _report(name: str, imports: str, exercise: str, check: str):
+    namespace: dict = {}
+    _run(imports, namespace)
+    _run(exercise, namespace)
+    return _run(check, namespace)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(RIGHT))
+def test_committed_exercise_shows_the_bug_and_the_right_answer_passes(name):
+    imports, [(exercise, check), *_] = _exercises(name)
+    committed = _report(name, imports, exercise, check)
+    assert committed.verdict == "bug", f"as committed the exercise should show the bug:\n{committed}"
+    assert "story" in committed.failing()
+    answered = _report(name, imports, exercise + "\n\n" + RIGHT[name], check)
+    assert answered.verdict == "ok", f"the right answer is rejected:\n{answered}"
+    assert len(answered.result.checks) >= 1 and "OK" in str(answered)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(WRONG_CAUGHT_BY))
+def test_tempting_wrong_fix_is_rejected_by_its_named_check(name):
+    imports, [(exercise, _), (wrong, check), *_] = _exercises(name)
+    lesson = next(lesson for lesson in LESSONS.values() if f'"{lesson.id}"' in check)
+    named = WRONG_CAUGHT_BY[name]
+    if named not in {c.id for c in lesson.checklist("mock")}:
+        pytest.skip(f"{lesson.id}'s checklist has no {named!r} check yet (the story alone accepts it)")
+    report = _report(name, imports, exercise + "\n\n" + wrong, check)
+    assert report.verdict == "bug", f"the tempting wrong fix is accepted:\n{report}"
+    assert named in report.failing(), f"not caught by {named}:\n{report}"
+    assert f"BUG     {named}" in str(report)

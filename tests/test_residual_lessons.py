@@ -1,0 +1,129 @@
+"""The residual lessons (holes upstream's four fixes leave open): buggy and fixed show the
+specific symptom, hardened holds; the verdict table expects exactly that."""
+
+import pytest
+
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.variants import RESIDUAL_LESSON_IDS, shipped
+
+
+def run(lesson: str, variant: str, **options):
+    return run_lesson(LESSONS[lesson], shipped(variant), Options(**options))
+
+
+@pytest.mark.lesson(id="restart-recovery")
+@pytest.mark.parametrize(
+    ("sockets", "path"),
+    [("upstream", "queued silently, failed on the waiting timeout"), ("fail-fast", "the send failed")],
+)
+def test_restart_recovery_on_the_mock(sockets, path):
+    buggy, fixed, hardened = (
+        run("restart-recovery", v, sockets=sockets) for v in ("buggy", "fixed", "hardened")
+    )
+    assert buggy.verdict == "bug" and buggy.symptom.startswith("5 of 5 requests issued after the new prefill")
+    assert fixed.verdict == "bug" and fixed.symptom.startswith("1 of 5 requests issued after the new prefill")
+    assert path in fixed.symptom and fixed.details["stale_ports"] == fixed.details["old_ports"]
+    assert hardened.verdict == "ok", hardened.symptom
+    assert hardened.details["failed_after_registration"] == 0
+    assert hardened.details["first_success_after_registration_ms"] == 0.0  # virtual time
+    assert hardened.details["bytes_verified"] == 5 and hardened.details["peers_gone_seen"] == 2
+    if sockets == "upstream":
+        assert fixed.details["first_success_after_registration_ms"] == 300_000.0, "the waiting timeout"
+
+
+@pytest.mark.loopback
+@pytest.mark.lesson(id="restart-recovery")
+def test_restart_recovery_on_loopback():
+    fixed = run("restart-recovery", "fixed", transport="loopback")
+    hardened = run("restart-recovery", "hardened", transport="loopback")
+    assert fixed.verdict == "bug" and "shortened from upstream's 300 s" in fixed.symptom
+    assert fixed.details["failed_after_registration"] == 1
+    assert hardened.verdict == "ok", hardened.symptom
+    assert hardened.details["failed_after_registration"] == 0 and hardened.details["bytes_verified"] == 5
+    assert hardened.details["peers_gone_seen"] == 2, "the decode saw both old ranks' connections close"
+
+
+@pytest.mark.lesson(id="room-reuse")
+def test_room_reuse():
+    for variant in ("buggy", "fixed"):
+        result = run("room-reuse", variant)
+        assert result.verdict == "bug"
+        assert "a late abort of the room's previous request turned the new one Failed" in result.symptom
+        assert "made the new one Success before it had sent its metadata" in result.symptom
+        assert result.details["failure_record"] == "Aborted by AbortReq."
+    hardened = run("room-reuse", "hardened")
+    assert hardened.verdict == "ok", hardened.symptom
+    d = hardened.details
+    assert (d["opened"], d["after_late_abort"], d["after_late_statuses"], d["final"]) == (
+        "WaitingForInput", "WaitingForInput", "WaitingForInput", "Success"
+    )  # fmt: skip
+    assert d["bytes_ok"] and d["failure_record"] is None
+
+
+@pytest.mark.lesson(id="failure-records")
+def test_failure_records():
+    buggy, fixed, hardened = (run("failure-records", v) for v in ("buggy", "fixed", "hardened"))
+    assert buggy.verdict == "bug" and buggy.details["sizes"]["request_status"] == 400
+    assert fixed.verdict == "bug" and "failure_records 400" in fixed.symptom
+    assert {k: v for k, v in fixed.details["sizes"].items() if v} == {"failure_records": 400}
+    assert hardened.verdict == "ok" and not any(hardened.details["sizes"].values())
+
+
+@pytest.mark.lesson(id="stale-tracker")
+def test_stale_tracker():
+    for variant in ("buggy", "fixed"):
+        result = run("stale-tracker", variant)
+        assert result.verdict == "bug"
+        assert "emptied and popped the new prefill's tracker set" in result.symptom
+        assert result.details["new_after_second_failure"] == "WaitingForInput"
+        assert result.details["thread_errors"] == ""
+    hardened = run("stale-tracker", "hardened")
+    assert hardened.verdict == "ok" and hardened.details["new_after_second_failure"] == "Failed"
+
+
+@pytest.mark.lesson(id="supervised-loops")
+def test_supervised_loops():
+    for variant in ("buggy", "fixed"):
+        result = run("supervised-loops", variant)
+        assert result.verdict == "bug"
+        assert "loops 3 -> 2" in result.symptom and "no traceback logged" in result.symptom
+        assert "Task exception was never retrieved" in result.symptom
+        assert result.details["routed_to_dead"] == 2
+    hardened = run("supervised-loops", "hardened")
+    assert hardened.verdict == "ok", hardened.symptom
+    assert hardened.details["logged"] and hardened.details["death_noticed"]
+    assert hardened.details["loops_after"] == hardened.details["loops_before"]
+
+
+def test_expectations_per_variant():
+    for lesson in RESIDUAL_LESSON_IDS:
+        assert shipped("buggy").expected_for(lesson) == "bug"
+        assert shipped("fixed").expected_for(lesson) == "bug"
+        assert shipped("hardened").expected_for(lesson) == "ok"
+    assert shipped("fixed").expected_for("stale-bootstrap") == "ok"
+
+
+@pytest.mark.lesson(id="restart-recovery")
+def test_hardened_resends_a_request_caught_by_the_kill_to_the_new_prefill():
+    """Metadata sent, the answers held up, the prefill dies and a new one registers: the
+    hardened receiver resends the same pages to the new ranks on its next poll."""
+    import reference.hardened
+    from reference import wire
+    from reference.lessons.stale_bootstrap.world import TP_SIZE, open_world
+    from reference.status import KVPoll
+
+    with open_world(reference.hardened, "mock") as world:
+        world.start()
+        world.transport.delay(60.0, count=TP_SIZE, tag=wire.STATUS)  # the old ranks' answers never come
+        receiver = reference.hardened.KVReceiver(world.manager, world.addr, 7)
+        receiver.init(0)
+        pages = world._pages()
+        receiver.send_metadata(pages)
+        old = list(world.prefill.rank_ports)
+        world.prefill.restart()
+        assert receiver.lost_peer, "the manager flagged the request waiting on the dead ranks"
+        assert receiver.poll() == KVPoll.Success
+        ports = [int(info["rank_port"]) for info in receiver.bootstrap_infos]
+        assert ports == world.prefill.rank_ports and not set(ports) & set(old)
+        assert world._bytes_ok(7, receiver.bootstrap_infos, pages)
+        receiver.clear()

@@ -1,0 +1,113 @@
+"""The checklist of lesson `stale-bootstrap` (reference/lessons/stale_bootstrap/checks.py).
+
+Every check holds on the fixed form and fails on the buggy form, except the four
+the buggy form passes for a reason given in the lesson README (it never invalidates,
+so it can drop nothing; it caches; it registers before caching since sglang 0.5.17). Every
+tempting wrong fix of the gallery (`reference/lessons/stale_bootstrap/wrong_fixes/`)
+and the explorations' two stale-bootstrap wrong fixes (`tests/wrong_fixes/`) get the
+lesson verdict `bug`, from the check the README names for it.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reference.buggy
+import reference.fixed
+from reference.harness.lesson import run_check, run_lesson
+from reference.lessons import LESSONS, Options
+from reference.lessons.stale_bootstrap.checks import CHECKS
+from reference.variants import Variant, load_impl
+
+pytestmark = pytest.mark.lesson(id="stale-bootstrap")
+
+LESSON = LESSONS["stale-bootstrap"]
+REPO = Path(__file__).resolve().parents[1]
+GALLERY = "reference.lessons.stale_bootstrap.wrong_fixes"
+BUGGY_PASSES = {
+    "other-prefill-survives",
+    "registered-before-cached",
+    "success-keeps-cache",
+    "slow-prefill-recovers",
+}
+
+# Each wrong fix and the check that must catch it (others may catch it too).
+CAUGHT_BY = {
+    f"{GALLERY}.send_pop_by_key": "waiting-timeout-invalidates",
+    f"{GALLERY}.by_key": "replacement-survives",
+    f"{GALLERY}.by_address": "replacement-survives",
+    f"{GALLERY}.clear_pool": "other-prefill-survives",
+    f"{GALLERY}.first_key_only": "every-key-invalidated",
+    f"{GALLERY}.no_timeout_invalidation": "waiting-timeout-invalidates",
+    f"{GALLERY}.no_send_invalidation": "send-failure-invalidates",
+    f"{GALLERY}.no_fetch_invalidation": "fetch-failure-invalidates",
+    f"{GALLERY}.no_registration_invalidation": "registration-failure-invalidates",
+    f"{GALLERY}.connect_outside_try": "connect-failure-contained",
+    f"{GALLERY}.last_writer_wins": "concurrent-fill-adopts",
+    f"{GALLERY}.keep_own_copy": "concurrent-fill-adopts",
+    f"{GALLERY}.cache_before_register": "registered-before-cached",
+    f"{GALLERY}.refresh_in_place": "next-request-refetches",
+    f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
+    str(REPO / "tests/wrong_fixes/stale_by_key.py"): "replacement-survives",
+    str(REPO / "tests/wrong_fixes/stale_no_adopt.py"): "concurrent-fill-adopts",
+}
+IDS = [check.id for check in CHECKS]
+
+
+def _run(module, check_id):
+    variant = Variant(module.__name__, module, "ok")
+    return run_check(LESSON, LESSON.check(check_id), variant, Options())
+
+
+@pytest.mark.parametrize("check_id", IDS)
+def test_check_holds_on_the_fixed_form(check_id):
+    result = _run(reference.fixed, check_id)
+    assert result.verdict == "ok", result.symptom
+
+
+@pytest.mark.parametrize("check_id", IDS)
+def test_check_on_the_buggy_form(check_id):
+    result = _run(reference.buggy, check_id)
+    expected = "ok" if check_id in BUGGY_PASSES else "bug"
+    assert result.verdict == expected, result.symptom
+    assert result.symptom
+
+
+def test_every_check_is_documented_and_sourced():
+    readme = (REPO / "reference/lessons/stale_bootstrap/README.md").read_text()
+    assert len(set(IDS)) == len(IDS)
+    for check in CHECKS:
+        assert f"`{check.id}`" in readme, check.id
+        assert "https://github.com/sgl-project/sglang/pull/36029" in check.source, check.id
+    for module in CAUGHT_BY:
+        stem = Path(module).stem if module.endswith(".py") else module.rsplit(".", 1)[-1]
+        assert stem in readme, module
+
+
+def test_the_gallery_is_complete():
+    shipped = {p.stem for p in (REPO / "reference/lessons/stale_bootstrap/wrong_fixes").glob("*.py")}
+    listed = {name.rsplit(".", 1)[-1] for name in CAUGHT_BY if name.startswith(GALLERY)}
+    assert shipped - {"__init__"} == listed
+
+
+@pytest.mark.parametrize(("module", "check_id"), CAUGHT_BY.items(), ids=[m.split(".")[-1] for m in CAUGHT_BY])
+def test_wrong_fix_is_caught(module, check_id):
+    result = run_lesson(LESSON, load_impl(module), Options())
+    failing = {c.id: c.symptom for c in result.checks if c.verdict == "bug"}
+    assert result.verdict == "bug", result.symptom
+    assert check_id in failing, f"caught only by {sorted(failing)}"
+    assert check_id in result.symptom
+
+
+def test_the_cli_rejects_a_wrong_fix():
+    run = subprocess.run(
+        [sys.executable, "-m", "reference", "--impl", f"{GALLERY}.by_key"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "replacement-survives" in run.stdout
