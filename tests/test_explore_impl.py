@@ -12,7 +12,7 @@ from explore_run import explore_json
 
 from reference.explore import PROPERTIES
 from reference.explore.runner import explore, frontrun_active
-from reference.variants import VariantSpec
+from reference.harness.specs import VariantSpec
 
 CLAIMED = [
     pytest.param(p.lesson, p.id, marks=pytest.mark.lesson(id=p.lesson), id=f"{p.lesson}/{p.id}")
