@@ -57,18 +57,18 @@ EXPECTED: dict[str, Judged] = {
     "receiver: one locked lookup": Judged(
         "structural", reason="binds `cached`, which `the object looked up under the lock` reads (NameError)"
     ),
-    "receiver: on fetch failure": Judged("gap", reason=_CP2),
+    "receiver: on fetch failure": Judged("lesson", lesson=True),  # by its checklist (context parallel 2)
     "receiver: record the generation": Judged(
         "harmless",
         reason="the generation is recorded before registration, when it is not in the pool yet, so an "
         "invalidation on a registration failure finds nothing of it to remove by identity; the fill "
         "records it again once installed (upstream has the same line)",
     ),
-    "receiver: on registration failure": Judged("gap", reason=_CP2),
+    "receiver: on registration failure": Judged("lesson", lesson=True),  # by its checklist
     "receiver: adopt a concurrent winner": Judged("explore", explore="concurrent-fill-then-restart"),
     "receiver: the object looked up under the lock": Judged("lesson", lesson=True, explore="hit-vs-eviction"),
-    "receiver: connect inside the try": Judged("gap", reason=_CONNECT),
-    "receiver: connect inside the try #2": Judged("gap", reason=_CONNECT),
+    "receiver: connect inside the try": Judged("lesson", lesson=True),  # by its checklist
+    "receiver: connect inside the try #2": Judged("lesson", lesson=True),  # by its checklist
     "receiver: on send failure": Judged("explore", explore="stale-generation-replaced", sockets="fail-fast"),
     "receiver: on waiting timeout": Judged("lesson", lesson=True),
     "receiver: one locked lookup + the object looked up under the lock": Judged(
