@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from reference.teaching.twins import NOTEBOOKS, render, twins
+from reference.teaching.pairs import NOTEBOOKS, render, twins
 
 CELL_TIMEOUT_S = 60
 # (pattern, replacement) applied to every text output, in this order.

@@ -20,53 +20,14 @@ Needs the `notebooks` extra (jupytext).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+from reference.teaching import render as executing
+from reference.teaching.pairs import NOTEBOOKS, clean, out_of_date, render, twins
 
-
-def render(py: Path) -> str:
-    import jupytext  # the `notebooks` extra
-
-    notebook = jupytext.read(py)
-    seen: Counter[str] = Counter()
-    for cell in notebook.cells:
-        digest = hashlib.sha1(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:8]
-        seen[digest] += 1
-        cell.id = digest if seen[digest] == 1 else f"{digest}-{seen[digest]}"
-    text: str = jupytext.writes(notebook, fmt="ipynb")
-    return text if text.endswith("\n") else text + "\n"
-
-
-def clean(ipynb_text: str) -> str:
-    """The notebook text with outputs, execution counts and kernel info dropped: its sources."""
-    import jupytext
-    import nbformat
-
-    notebook = nbformat.reads(ipynb_text, as_version=4)
-    notebook.metadata.pop("language_info", None)
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    text: str = jupytext.writes(notebook, fmt="ipynb")
-    return text if text.endswith("\n") else text + "\n"
-
-
-def twins(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(folder.glob("[0-9]*.py"))
-
-
-def out_of_date(folder: Path = NOTEBOOKS) -> list[str]:
-    stale = []
-    for py in twins(folder):
-        ipynb = py.with_suffix(".ipynb")
-        if not ipynb.exists() or clean(ipynb.read_text()) != render(py):
-            stale.append(ipynb.name)
-    return stale
+__all__ = ["NOTEBOOKS", "clean", "main", "out_of_date", "render", "twins"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,8 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return 1 if stale else 0
     if not args.sources:
-        from reference.teaching import render as executing
-
         return executing.main(["--folder", str(args.folder)])
     for py in twins(args.folder):
         py.with_suffix(".ipynb").write_text(render(py))
