@@ -10,8 +10,9 @@ one (buggy: `bug`, fixed and `--impl`: `ok`), 1 when one differs, 2 when one is
 `unknown`. Properties the upstream fix does not claim are reported, never judged.
 `--timeout S` bounds importing the variants and building one world (default 10 s): a
 variant that hangs there gets `unknown` (or, at import, a one-line error) instead of
-hanging the run. With `--replay SCHEDULE`, one property is run on that one interleaving: exit 1 when its
-check finds problems there, 0 when not.
+hanging the run, and the whole command is killed (with every process it started) once it
+overruns every exploration's bounds. With `--replay SCHEDULE`, one property is run on that
+one interleaving: exit 1 when its check finds problems there, 0 when not.
 """
 
 from __future__ import annotations
@@ -19,13 +20,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
 from reference.explore import PROPERTIES
 from reference.explore.property import Property
-from reference.explore.runner import SETUP_BOUND, Finding, Hung, bounded, explore, frontrun_active, replay
+from reference.explore.runner import (
+    SETUP_BOUND,
+    TIME_BOUND,
+    Finding,
+    Hung,
+    bounded,
+    explore,
+    frontrun_active,
+    replay,
+)
 from reference.explore.trace import ScheduleError, decode
 from reference.variants import Variant, VariantError
 
@@ -46,7 +57,10 @@ def _error(message: str) -> int:
     return 2
 
 
-def _reexec(argv: Sequence[str]) -> int:
+def _reexec(argv: Sequence[str], runs: int, setup: float) -> int:
+    """Run under frontrun's environment in a child, killed (its whole session) when it
+    overruns: every exploration's search and set-up bounds, plus a margin. A variant that
+    loops inside an explored call cannot keep the command, or a process, alive."""
     if os.environ.get(REEXEC) == "1":
         return _error("--explore: frontrun did not activate in the re-executed process")
     try:
@@ -55,7 +69,19 @@ def _reexec(argv: Sequence[str]) -> int:
         return _error(f"--explore needs frontrun (pip install frontrun==0.7.0, the test extra): {exc}")
     env = frontrun_cli._build_env(frontrun_cli._find_preload_library())
     env[REEXEC] = "1"
-    return subprocess.run([sys.executable, "-m", "reference", *argv], env=env, check=False).returncode
+    limit = setup + runs * (TIME_BOUND + setup) + 10.0
+    child = subprocess.Popen([sys.executable, "-m", "reference", *argv], env=env, start_new_session=True)
+    try:
+        return child.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        return _error(f"--explore: hit its time bound ({limit:g} s) for {runs} exploration(s); stopped")
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
 
 
 def _select(args: argparse.Namespace) -> list[Property] | str:
@@ -87,9 +113,10 @@ def main(
         problem = _replay_problem(args, selected)
         if problem:
             return _error(problem)
-    if not frontrun_active():
-        return _reexec(argv)
     bound = args.timeout or SETUP_BOUND
+    if not frontrun_active():
+        variants = len(args.variant or ()) + len(args.impl or ()) + len(args.sglang or ()) or 2
+        return _reexec(argv, len(selected) * variants, bound)
     try:
         variants = bounded(lambda: load_variants(args), bound, "import")
     except (VariantError, Hung) as exc:
