@@ -115,8 +115,8 @@ def main(
             return _error(problem)
     bound = args.timeout or SETUP_BOUND
     if not frontrun_active():
-        variants = len(args.variant or ()) + len(args.impl or ()) + len(args.sglang or ()) or 2
-        return _reexec(argv, len(selected) * variants, bound)
+        named = len(args.variant or ()) + len(args.impl or ()) + len(args.sglang or ()) or 2
+        return _reexec(argv, len(selected) * named, bound)
     try:
         variants = bounded(lambda: load_variants(args), bound, "import")
     except (VariantError, Hung) as exc:
