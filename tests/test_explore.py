@@ -19,14 +19,13 @@ BUGGY_SYMPTOMS = {
     "hit-vs-eviction": "KeyError",
 }
 
-# Tempting wrong fixes (tests/wrong_fixes, or a lesson's gallery in reference/lessons/<id>/wrong_fixes)
-# and the property that must catch each.
+# Tempting wrong fixes from the lessons' galleries (reference/lessons/<id>/wrong_fixes) and the
+# property that must catch each.
 WRONG_FIXES = [
-    ("stale_by_key", "stale-bootstrap", "stale-generation-replaced", "but the cache ends with nothing"),
-    ("stale_no_adopt", "stale-bootstrap", "concurrent-fill-then-restart", "port 2001 stays cached"),
+    ("by_key", "stale-bootstrap", "stale-generation-replaced", "but the cache ends with nothing"),
+    ("last_writer_wins", "stale-bootstrap", "concurrent-fill-then-restart", "port 2001 stays cached"),
     ("live_set_pop", "live-set-race", "every-affected-room-failed", "Set changed size during iteration"),
 ]
-GALLERY_FIXES = {"live_set_pop": "reference/lessons/live_set_race/wrong_fixes"}
 
 
 def test_every_claimed_property_has_a_symptom():
@@ -61,7 +60,7 @@ def test_replaying_the_counterexample_reproduces_it():
     ("module", "lesson", "prop", "symptom"), WRONG_FIXES, ids=[w[0] for w in WRONG_FIXES]
 )
 def test_wrong_fix_is_caught(module, lesson, prop, symptom):
-    impl = f"{REPO}/{GALLERY_FIXES.get(module, 'tests/wrong_fixes')}/{module}.py"
+    impl = f"{REPO}/reference/lessons/{lesson.replace('-', '_')}/wrong_fixes/{module}.py"
     (finding,) = explore_json("--impl", impl, "--lesson", lesson, "--property", prop)
     assert finding["verdict"] == "bug", finding["symptom"]
     assert symptom in finding["symptom"]

@@ -3,9 +3,8 @@
 Every check holds on the fixed form and fails on the buggy form, except the four
 the buggy form passes for a reason given in the lesson README (it never invalidates,
 so it can drop nothing; it caches; it registers before caching since sglang 0.5.17). Every
-tempting wrong fix of the gallery (`reference/lessons/stale_bootstrap/wrong_fixes/`)
-and the explorations' two stale-bootstrap wrong fixes (`tests/wrong_fixes/`) get the
-lesson verdict `bug`, from the check the README names for it.
+tempting wrong fix of the gallery (`reference/lessons/stale_bootstrap/wrong_fixes/`) gets
+the lesson verdict `bug`, from the check the README names for it.
 """
 
 import subprocess
@@ -50,8 +49,6 @@ CAUGHT_BY = {
     f"{GALLERY}.cache_before_register": "registered-before-cached",
     f"{GALLERY}.refresh_in_place": "next-request-refetches",
     f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
-    str(REPO / "tests/wrong_fixes/stale_by_key.py"): "replacement-survives",
-    str(REPO / "tests/wrong_fixes/stale_no_adopt.py"): "concurrent-fill-adopts",
 }
 IDS = [check.id for check in CHECKS]
 
