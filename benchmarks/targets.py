@@ -66,6 +66,11 @@ def ms(value: Any) -> str:
     return str(value)
 
 
+def _per_sweep(per_sweep: list[dict[str, Any]]) -> str:
+    """Each sweep's verdict first, so it is not read as a verdict on the last clause."""
+    return "; ".join(f"[{'met' if s['met'] else 'MISSED'}] {s['measured']}" for s in per_sweep)
+
+
 def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
     target = (
         "fixed: <= 1 failed request per cache key and first success <= 50 ms after the new "
@@ -90,7 +95,7 @@ def recovery(result: dict[str, Any] | None) -> dict[str, Any]:
         "id": "recovery",
         "target": target,
         "met": all(s["met"] for s in per_sweep),
-        "measured": "; ".join(f"{s['measured']} [{'met' if s['met'] else 'MISSED'}]" for s in per_sweep),
+        "measured": _per_sweep(per_sweep),
         "per_sweep": per_sweep,
     }
 
@@ -123,7 +128,7 @@ def hardened_recovery(result: dict[str, Any] | None) -> dict[str, Any]:
         "id": "hardened-recovery",
         "target": target,
         "met": all(s["met"] for s in per_sweep),
-        "measured": "; ".join(f"{s['measured']} [{'met' if s['met'] else 'MISSED'}]" for s in per_sweep),
+        "measured": _per_sweep(per_sweep),
         "per_sweep": per_sweep,
     }
 

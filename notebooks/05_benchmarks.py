@@ -118,4 +118,4 @@ print(bench.targets(summary))
 # what a complete fix should meet.
 #
 # To regenerate the numbers on your machine: `bash ci/setup.sh bench && .venv/bin/python -m
-# benchmarks` (about 2 minutes), then re-run this notebook.
+# benchmarks` (about 6 minutes on 2 cores), then re-run this notebook.
