@@ -7,7 +7,9 @@ run to run, so that rendering twice gives the same bytes:
 
 - no timing metadata (nbclient's `record_timing` is off);
 - memory addresses (`0x7f...`), durations printed in milliseconds or microseconds, ports
-  on 127.0.0.1, and PIDs in text outputs are replaced by fixed placeholders;
+  on 127.0.0.1, and PIDs in text outputs are replaced by fixed placeholders; durations are
+  kept in notebooks that only print committed results (`COMMITTED_DATA`: the benchmark
+  run they load is the same every time, and a reader needs its numbers);
 - the hook-free stress rate (`'fired': N` in lesson 02) depends on the machine's load:
   a non-zero count is committed as `'fired': 'N>0'`, zero stays 0 (that is the finding);
 - PNGs come from `plots.Picture`, saved without the software/version metadata.
@@ -35,29 +37,30 @@ VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"0x[0-9a-fA-F]{6,16}"), "0x…"),
     (re.compile(r"(127\.0\.0\.1|localhost):\d{4,5}"), r"\1:PORT"),
     (re.compile(r"\bpid[ =:]+\d+", re.IGNORECASE), "pid …"),
-    (re.compile(r"\b\d+(\.\d+)?\s?(ms|µs|us)\b"), "… \\2"),
 )
+DURATION = (re.compile(r"\b\d+(\.\d+)?\s?(ms|µs|us)\b"), "… \\2")
+COMMITTED_DATA = {"05_benchmarks.py"}  # outputs come from benchmarks/results/*.json only
 
 
 STRESS_FIRED = re.compile(r"'fired': (\d+)")
 
 
-def normalise_text(text: str) -> str:
-    for pattern, replacement in VOLATILE:
+def normalise_text(text: str, durations: bool = True) -> str:
+    for pattern, replacement in VOLATILE + ((DURATION,) if durations else ()):
         text = pattern.sub(replacement, text)
     return STRESS_FIRED.sub(lambda m: "'fired': 0" if m.group(1) == "0" else "'fired': 'N>0'", text)
 
 
-def _normalise(notebook: object) -> None:
+def _normalise(notebook: object, durations: bool) -> None:
     for cell in notebook.cells:  # type: ignore[attr-defined]
         cell.metadata.pop("execution", None)
         for output in cell.get("outputs", []):
             if "text" in output:
-                output["text"] = normalise_text("".join(output["text"]))
+                output["text"] = normalise_text("".join(output["text"]), durations)
             data = output.get("data", {})
             for kind in ("text/plain", "text/html", "text/markdown"):
                 if kind in data:
-                    data[kind] = normalise_text("".join(data[kind]))
+                    data[kind] = normalise_text("".join(data[kind]), durations)
 
 
 def executed(py: Path, timeout_s: int = CELL_TIMEOUT_S) -> str:
@@ -77,7 +80,7 @@ def executed(py: Path, timeout_s: int = CELL_TIMEOUT_S) -> str:
         resources={"metadata": {"path": str(py.parent)}},
     )
     client.execute()
-    _normalise(notebook)
+    _normalise(notebook, durations=py.name not in COMMITTED_DATA)
     text: str = jupytext.writes(notebook, fmt="ipynb")
     return text if text.endswith("\n") else text + "\n"
 
