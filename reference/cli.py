@@ -8,7 +8,7 @@ Ctrl-C: one line, exit 130.
 
 Each variant is imported and run in a forked worker under a time bound per phase
 (`reference/harness/isolation.py`, `--timeout`); `--in-process` runs unbounded, as the
-library's `run_lesson` does (for a debugger).
+library's `run_lesson` does (for a debugger), and refuses `--timeout`.
 """
 
 from __future__ import annotations
@@ -201,7 +201,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.in_process and args.timeout is not None:
+        parser.error("--timeout bounds the worker process, which --in-process does not start; pick one")
     if args.explore:  # reference/explore loads the variants itself and runs its own children
         return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _loaded_variants)
     variants = _variants(args)

@@ -63,6 +63,7 @@ FLAGS = [
     (["--timeout", "nan"], "argument --timeout: expected seconds > 0 and <= 3600, got nan"),
     (["--timeout", "soon"], "argument --timeout: expected seconds, got 'soon'"),
     (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+    (["--in-process", "--timeout", "5"], "--timeout bounds the worker process, which --in-process does not"),
 ]
 
 
