@@ -89,7 +89,7 @@ def expected(version: str) -> list[tuple[str, str, str]]:
 def test_every_touched_method_ran_from_the_wheel(version):
     runs = {lesson: ran(version, lesson) for lesson in {lesson for _, lesson, _, _ in TOUCHED}}
     missing = [f"{name} ({pr})" for pr, lesson, name in expected(version) if name not in runs[lesson]]
-    share = {}
+    share: dict[str, tuple[int, int]] = {}
     for pr, lesson, name in expected(version):
         done, total = share.get(pr, (0, 0))
         share[pr] = (done + (name in runs[lesson]), total + 1)

@@ -81,8 +81,9 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
          "Success (max, CommonKVManager.update_status)"),
         ("0.5.20", "bug", "partly closed: Failed is terminal (common/conn.py:409 in 0.5.20); A's late "
          "abort still fails B"),
-        ("0.5.23", "bug", "partly closed: a receiver that concluded Failed records nothing on a late abort "
-         "(CommonKVReceiver.abort, common/conn.py:2959); A's late statuses still reach B (common/conn.py:680)"),
+        ("0.5.23", "bug", "partly closed: a receiver that concluded Failed records nothing on a late "
+         "abort (CommonKVReceiver.abort, common/conn.py:2959); A's late statuses still reach B "
+         "(common/conn.py:680)"),
     ),
     "failure-records": (
         ("0.5.11", "bug", "a late abort records its reason unconditionally (CommonKVReceiver.abort)"),
@@ -95,8 +96,9 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
          "exception ends it, nothing logs or restarts it"),
     ),
     "stale-tracker": (
-        ("0.5.11", "latent", "mori's _cleanup_room_tracking pops the address without the lock, but mori "
-         "never starts the heartbeat whose failure handler pops the set (wiring.py)"),
+        ("0.5.11", "latent", "mori's _cleanup_room_tracking (mori/conn.py:574 in 0.5.18) pops the "
+         "address's set without the lock, but MoriKVManager.__init__ (mori/conn.py:305 in 0.5.18) never "
+         "starts the heartbeat whose failure handler pops a failed prefill's set: the race needs both"),
         ("0.5.19", "bug", "mori starts the heartbeat (mori/conn.py:337 in 0.5.19) beside its cleanup "
          "(mori/conn.py:770 in 0.5.19)"),
         ("0.5.20", "ok", "mori's cleanup is gone; CommonKVReceiver.clear discards the room from the "
