@@ -9,7 +9,8 @@ never drove, fails the test, naming it.
 
 Not listed, on purpose: the fixes' hunks in the mori and nixl backends (#36029 applied
 the same send-failure invalidation there); the lessons drive the mooncake backend,
-upstream's default. `TRACED_SHARE` prints the share per fix (`-s` shows it).
+upstream's default (why the others are not driven: reference/upstream/README.md, "Not
+driven"). `TRACED_SHARE` prints the share per fix (`-s` shows it).
 """
 
 from __future__ import annotations
