@@ -24,7 +24,8 @@ from typing import Literal
 
 from reference.protocol import missing_members
 
-Expected = Literal["bug", "ok", "latent"]  # latent: upstream versions only
+# latent: upstream versions only; unknown: an upstream version without the lesson's component
+Expected = Literal["bug", "ok", "latent", "unknown"]
 
 # Lessons about holes upstream's four fixes leave open (reference/hardened closes them).
 RESIDUAL_LESSON_IDS = (

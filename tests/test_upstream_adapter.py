@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from upstream_wheels import wheel
 
+from reference.cli import exit_code
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
+from reference.harness.result import Result
 from reference.lessons import LESSONS, Options, run_lesson
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
@@ -65,15 +67,38 @@ def test_installed_and_source_tree_layouts(tmp_path, layout):
     assert result.verdict == "latent" and "Set changed size during iteration" in result.symptom
 
 
+FIXES = ("failed-resurrect", "stale-bootstrap", "live-set-race", "task-refs")
+
+
 def test_expectations_follow_upstream_history():
     assert expectations("0.5.11") == {
         "failed-resurrect": "bug", "stale-bootstrap": "bug", "live-set-race": "latent", "task-refs": "latent",
+        "restart-recovery": "bug", "room-reuse": "bug", "failure-records": "bug",
+        "supervised-loops": "unknown", "stale-tracker": "latent",
     }  # fmt: skip
-    assert set(expectations("0.5.11", provoke=True).values()) == {"bug"}
+    provoked = expectations("0.5.11", provoke=True)
+    assert provoked.pop("supervised-loops") == "unknown" and set(provoked.values()) == {"bug"}
     assert expectations("0.5.18")["failed-resurrect"] == "ok"
     assert expectations("0.5.18")["stale-bootstrap"] == "bug"
-    assert set(expectations("0.5.19.dev4+gabc").values()) == {"ok"}
-    assert set(expectations(None).values()) == {"ok"}
+    assert {expectations("0.5.19.dev4+gabc")[lesson] for lesson in FIXES} == {"ok"}
+    assert expectations("0.5.19.dev4+gabc")["stale-tracker"] == "bug"  # mori: cleanup and heartbeat
+    assert expectations("0.5.20")["stale-tracker"] == "ok"  # mori's cleanup is gone
+    assert expectations(None) == expectations("0.5.23")  # a checkout: the newest rows
+    assert {lesson for lesson, e in expectations(None).items() if e != "ok"} == {
+        "restart-recovery", "room-reuse", "supervised-loops",
+    }  # fmt: skip
+
+
+def test_an_expected_unknown_exits_0_an_unexpected_one_2():
+    """A release without a lesson's component is expected `unknown` ("not present in ...")."""
+
+    def result(lesson: str, expected: str, symptom: str) -> Result:
+        return Result(lesson, "sglang-0.5.11", "mock", "unknown", expected, symptom)  # type: ignore[arg-type]
+
+    absent = "not present in sglang-0.5.11: DPDispatcher"
+    assert exit_code([result("supervised-loops", "unknown", absent)]) == 0
+    assert exit_code([result("supervised-loops", "unknown", "hit its time bound")]) == 2
+    assert exit_code([result("room-reuse", "bug", absent)]) == 2
 
 
 def _file(path: Path, text: str) -> Path:

@@ -9,7 +9,8 @@ never drove, fails the test, naming it.
 
 Not listed, on purpose: the fixes' hunks in the mori and nixl backends (#36029 applied
 the same send-failure invalidation there); the lessons drive the mooncake backend,
-upstream's default. `TRACED_SHARE` prints the share per fix (`-s` shows it).
+upstream's default (why the others are not driven: reference/upstream/README.md, "Not
+driven"). `TRACED_SHARE` prints the share per fix (`-s` shows it).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def expected(version: str) -> list[tuple[str, str, str]]:
 def test_every_touched_method_ran_from_the_wheel(version):
     runs = {lesson: ran(version, lesson) for lesson in {lesson for _, lesson, _, _ in TOUCHED}}
     missing = [f"{name} ({pr})" for pr, lesson, name in expected(version) if name not in runs[lesson]]
-    share = {}
+    share: dict[str, tuple[int, int]] = {}
     for pr, lesson, name in expected(version):
         done, total = share.get(pr, (0, 0))
         share[pr] = (done + (name in runs[lesson]), total + 1)

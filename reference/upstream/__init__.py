@@ -24,9 +24,11 @@ present in <version>: <name>", which a lesson needing it reports as `unknown` (l
 `Lesson.probes`). `DECIDE` (`wiring.py`) lets upstream's own wiring decide: `latent`
 where a defect is there but nothing in that release triggers it.
 
-Expectations come from upstream's release history: a lesson is expected `bug` (or
+Expectations come from upstream's release history: a fix lesson is expected `bug` (or
 `latent`, `BEFORE_FIX`) on versions before its fix and `ok` from the version that has
-it. A source checkout without a version file is assumed to be recent (every fix in).
+it; a residual lesson (a hole the fixes leave open) as `RESIDUAL` says per release,
+with the upstream line behind each row (`unknown` where the component is not there).
+A source checkout without a version file is assumed to be recent (every fix in).
 """
 
 from __future__ import annotations
@@ -63,6 +65,47 @@ BEFORE_FIX: dict[str, Expected] = {
     "task-refs": "latent",
 }
 
+# The holes the fixes leave open (reference/hardened closes them), per release, read from
+# each release's code and verified by running (VERSIONS.md): lesson -> rows of (first
+# release, expected from it, why); a row holds until the lesson's next. Lines are
+# 0.5.23's unless a row names its release. `unknown`: the component is not there.
+RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
+    "restart-recovery": (
+        ("0.5.11", "bug", "the decode's PUSH sockets have no disconnect monitor (CommonKVReceiver._connect, "
+         "common/conn.py:2739; only the prefill's CommonKVManager._connect watches, from 0.5.14): a stale "
+         "send queues and the request ends on the waiting timeout (0.5.19+: 1 of 5 fail, before: 5 of 5)"),
+    ),
+    "room-reuse": (
+        ("0.5.11", "bug", "the status table and failure records are keyed by the room id alone: A's late "
+         "abort leaves its record on B (and fails B, from 0.5.12), A's late Success statuses lift B to "
+         "Success (max, CommonKVManager.update_status)"),
+        ("0.5.20", "bug", "partly closed: Failed is terminal (common/conn.py:409 in 0.5.20); A's late "
+         "abort still fails B"),
+        ("0.5.23", "bug", "partly closed: a receiver that concluded Failed records nothing on a late "
+         "abort (CommonKVReceiver.abort, common/conn.py:2959); A's late statuses still reach B "
+         "(common/conn.py:680)"),
+    ),
+    "failure-records": (
+        ("0.5.11", "bug", "a late abort records its reason unconditionally (CommonKVReceiver.abort)"),
+        ("0.5.23", "ok", "a receiver that concluded Failed records nothing on a late abort "
+         "(CommonKVReceiver.abort, common/conn.py:2959)"),
+    ),
+    "supervised-loops": (
+        ("0.5.11", "unknown", "not present: DPDispatcher (first in 0.5.13)"),
+        ("0.5.13", "bug", "DPDispatcher._worker_watchdog's loop is in no try (encoder/runtime.py:933): an "
+         "exception ends it, nothing logs or restarts it"),
+    ),
+    "stale-tracker": (
+        ("0.5.11", "latent", "mori's _cleanup_room_tracking (mori/conn.py:574 in 0.5.18) pops the "
+         "address's set without the lock, but MoriKVManager.__init__ (mori/conn.py:305 in 0.5.18) never "
+         "starts the heartbeat whose failure handler pops a failed prefill's set: the race needs both"),
+        ("0.5.19", "bug", "mori starts the heartbeat (mori/conn.py:337 in 0.5.19) beside its cleanup "
+         "(mori/conn.py:770 in 0.5.19)"),
+        ("0.5.20", "ok", "mori's cleanup is gone; CommonKVReceiver.clear discards the room from the "
+         "address's current set and never pops it (common/conn.py:1853 in 0.5.20)"),
+    ),
+}  # fmt: skip
+
 # A builder makes one component's adapter class from the loaded version and says which
 # members that version cannot drive ({"KVManager._handle_node_failure": reason}); it
 # raises UpstreamError with the reason when the version cannot provide it at all.
@@ -70,8 +113,8 @@ Built = tuple[type, dict[str, str]]
 Builder = Callable[[UpstreamLoad, wiring.Triggers], Built]
 
 
-def _build_manager(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
-    return manager_class(load)
+def _build_manager(load: UpstreamLoad, triggers: wiring.Triggers) -> Built:
+    return manager_class(load, triggers)
 
 
 def _build_receiver(load: UpstreamLoad, _triggers: wiring.Triggers) -> Built:
@@ -144,10 +187,20 @@ def _build(source: UpstreamSource) -> types.ModuleType:
 def expectations(version: str | None, provoke: bool = False) -> dict[str, Expected]:
     """lesson -> expected verdict for an upstream version (None: a recent checkout)."""
     have = _release(version) if version is not None else (1 << 30,)
-    return {
+    fixes: dict[str, Expected] = {
         lesson: "ok" if have >= _release(first) else "bug" if provoke else BEFORE_FIX[lesson]
         for lesson, first in FIRST_FIXED.items()
     }
+    residual = {lesson: residual_row(lesson, have)[1] for lesson in RESIDUAL}
+    if provoke:
+        residual = {lesson: "bug" if e == "latent" else e for lesson, e in residual.items()}
+    return {**fixes, **residual}
+
+
+def residual_row(lesson: str, have: tuple[int, ...]) -> tuple[str, Expected, str]:
+    """The row of `RESIDUAL[lesson]` that holds for release `have` (the first before it)."""
+    rows = RESIDUAL[lesson]
+    return next((row for row in reversed(rows) if have >= _release(row[0])), rows[0])
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -155,4 +208,4 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)
 
 
-__all__ = ["BEFORE_FIX", "FIRST_FIXED", "UpstreamError", "expectations", "load_sglang"]
+__all__ = ["BEFORE_FIX", "FIRST_FIXED", "RESIDUAL", "UpstreamError", "expectations", "load_sglang"]

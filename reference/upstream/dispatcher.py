@@ -18,7 +18,9 @@ Adapter code (this file), where the encoder's processes and IPC sockets would be
   watchdog registers with `loop.add_reader`, written the moment the pool posts that
   worker's exit (nothing reads the pool's exit board: upstream watches sentinels).
   Upstream's own waits are thus what they are upstream: a selector reader per
-  sentinel, a socket read, a timer;
+  sentinel, a socket read, a timer. A broken exit reader (the pool's
+  `exits.fail(error)`, lesson `supervised-loops`) reaches upstream's watchdog where it
+  reads a worker's exit: the next `exitcode` read of any sentinel raises `error`, once;
 - upstream's file-level `async_sock_send`, `async_sock_recv` and `wrap_as_pickle`
   (sglang's `io_struct` helpers) call the sockets above; `ENCODER_REQ_TIMEOUT` is the
   scenario's `req_timeout` (upstream reads it from the environment at import); its
@@ -78,19 +80,37 @@ class ResultSocket:
             self._pending = None
 
 
+class ExitFault:
+    """The pool's broken exit reader (`exits.fail(error)`), as upstream's watchdog meets
+    it: raised once, by the next read of a worker's exit code."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def raise_once(self) -> None:
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+
 class WorkerSentinel:
     """A worker process as upstream's watchdog sees it: `sentinel` becomes readable when
     the worker exits (an OS pipe the adapter's bridge writes to), `pid`, `exitcode`."""
 
-    def __init__(self, rank: int) -> None:
-        self.rank, self.pid = rank, 0
-        self.exitcode: int | None = None
+    def __init__(self, rank: int, fault: ExitFault) -> None:
+        self.rank, self.pid, self.fault = rank, 0, fault
+        self._exitcode: int | None = None
         self.sentinel, self._write = os.pipe()
         self.closed = False
 
+    @property
+    def exitcode(self) -> int | None:
+        self.fault.raise_once()
+        return self._exitcode
+
     def exited(self) -> None:
-        if self.exitcode is None and not self.closed:
-            self.exitcode = -9
+        if self._exitcode is None and not self.closed:
+            self._exitcode = -9
             os.write(self._write, b"x")
             # The selector sees the pipe on its next poll: one more ready callback keeps
             # the scenario's `settle()` from stopping before that poll.
@@ -103,16 +123,21 @@ class WorkerSentinel:
                 os.close(fd)
 
 
-def _on_exit_post(board: Any, sentinels: list[WorkerSentinel]) -> None:
+def _bridge_exits(board: Any, sentinels: list[WorkerSentinel], fault: ExitFault) -> None:
     """When the pool posts a worker's exit, that worker's sentinel becomes readable at
-    once, as a process sentinel does when the process ends."""
-    post = board.post
+    once, as a process sentinel does when the process ends; when the pool's exit reader
+    breaks, the next exit code read raises."""
+    post, fail = board.post, board.fail
 
     def post_and_signal(rank: int) -> None:
         post(rank)
         sentinels[rank].exited()
 
-    board.post = post_and_signal
+    def fail_and_arm(error: BaseException) -> None:
+        fail(error)
+        fault.error = error
+
+    board.post, board.fail = post_and_signal, fail_and_arm
 
 
 def _nothing() -> None:
@@ -138,8 +163,9 @@ class DispatcherAdapter:
     def __init__(self, workers: Any, config: DispatcherConfig | None = None) -> None:
         self.workers, self.config = workers, config or DispatcherConfig()
         self._upstream.ENCODER_REQ_TIMEOUT = self.config.req_timeout  # type: ignore[attr-defined]
-        self.sentinels = [WorkerSentinel(rank) for rank in range(workers.size)]
-        _on_exit_post(workers.exits, self.sentinels)
+        fault = ExitFault()
+        self.sentinels = [WorkerSentinel(rank, fault) for rank in range(workers.size)]
+        _bridge_exits(workers.exits, self.sentinels, fault)
         sockets = [RankSocket(workers, rank) for rank in range(workers.size)]
         offered = {
             "dp_size": workers.size,

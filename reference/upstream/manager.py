@@ -20,9 +20,17 @@ Adapter code (this file):
   `requests`, so we run the same loop (snapshot the prefill table under the lock,
   probe `/health`, count failures, call upstream's `_handle_node_failure` at
   `max_failures`, not in a try) on the injected clock and transport;
-- `_cleanup_room_tracking`: upstream mori's helper lives in the mori backend, not in
-  `common/conn.py`; we implement the same steps against upstream's tracker, firing
-  `cleanup_room_tracking.after_get` after fetching the live set;
+- `_cleanup_room_tracking(room)`, the room-tracking cleanup the scenarios park: up to
+  0.5.19 upstream mori's own `MoriKVManager._cleanup_room_tracking`, run on this
+  manager; from 0.5.20, where mori's helper is gone, the cleanup that release has:
+  upstream's `CommonKVReceiver.clear` of the room's receiver (its tracker discard), or,
+  while lesson `live-set-race`'s trigger is on, the old steps as adapter code
+  (`_discard_without_the_lock`, a trigger only). `HookedTracker` fires
+  `cleanup_room_tracking.after_get` when that cleanup has fetched the room set;
+- the heartbeat's tracker prune on a successful probe: upstream's
+  `_on_heartbeat_success` where the version has it; in 0.5.11 and 0.5.12 mooncake
+  prunes inline in its heartbeat thread, which does not run here, so the adapter's
+  loop does the same (drop the address's rooms that `request_status` no longer has);
 - the `node_failure.after_room` hook: upstream's `_handle_node_failure` has no hook
   points, so `update_status` fires it after writing Failed while the same thread is
   inside `_handle_node_failure`: that is one step of upstream's per-room loop;
@@ -63,6 +71,7 @@ class ManagerAdapter:
     _kv_args: Any  # makes upstream's KVArgs for a decode without KV memory
     _tracking_receiver: type  # upstream's (mooncake) receiver, made concrete
     _mori_cleanup: Any  # upstream mori's _cleanup_room_tracking, or None
+    _triggers: Any  # wiring.Triggers of this loaded version
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
     kv_args: Any  # upstream: the decode rank's KV buffers, as its register frame reports them
     local_ip: str
@@ -160,15 +169,19 @@ class ManagerAdapter:
             self.addr_to_rooms_tracker.pop(_NO_ADDR, None)  # what the shell's clear left behind
 
     def _cleanup_room_tracking(self, bootstrap_room: int) -> None:
-        """Upstream mori's `MoriKVManager._cleanup_room_tracking` (0.5.11 to 0.5.19), run
-        on this manager. Versions without it (0.5.20 removed it) get the same steps as
-        adapter code, `racing_cleanup_is_upstream` False: a provoked trigger only."""
+        """The room-tracking cleanup of this release (see the module doc): mori's own up
+        to 0.5.19; from 0.5.20 upstream's `CommonKVReceiver.clear` of the room's
+        receiver, or the old steps as adapter code while live-set-race's trigger is on."""
         self.addr_to_rooms_tracker.cleanup_thread = threading.get_ident()
         try:
             if self._mori_cleanup is not None:
                 self._mori_cleanup(self, bootstrap_room)
-            else:
+            elif self._triggers.active("live-set-race"):
                 _discard_without_the_lock(self, bootstrap_room)
+            else:
+                receiver = self._receivers.pop(bootstrap_room, None)
+                if receiver is not None:
+                    receiver.clear()
         finally:
             self.addr_to_rooms_tracker.cleanup_thread = None
 
@@ -195,6 +208,8 @@ class ManagerAdapter:
             on_success = getattr(self, "_on_heartbeat_success", None)
             if on_success is not None:
                 on_success(addr)
+            else:  # 0.5.11, 0.5.12: mooncake's heartbeat thread prunes inline
+                _prune(self, addr)
         else:
             self.heartbeat_failures[addr] = self.heartbeat_failures.get(addr, 0) + 1
         if self.heartbeat_failures.get(addr, 0) >= self.max_failures:
@@ -212,6 +227,15 @@ class ManagerAdapter:
             context.term()
 
 
+def _prune(manager: Any, addr: str) -> None:
+    """What 0.5.11's and 0.5.12's mooncake heartbeat thread does after a successful
+    probe (adapter code: that thread does not run here): forget the address's rooms
+    that `request_status` no longer has."""
+    for room in set(manager.addr_to_rooms_tracker[addr]):
+        if room not in manager.request_status:
+            manager.addr_to_rooms_tracker[addr].discard(room)
+
+
 def _discard_without_the_lock(manager: Any, bootstrap_room: int) -> None:
     """What mori's cleanup did, for versions that no longer have it (adapter code)."""
     addr = manager.room_to_bootstrap_addr.pop(bootstrap_room, None)
@@ -227,9 +251,10 @@ _NO_ADDR = "no-bootstrap-addr:0"  # the shell receiver's address for a room writ
 
 class HookedTracker(defaultdict):
     """Upstream's `addr_to_rooms_tracker` (a `defaultdict(set)`) plus one hook point:
-    `cleanup_room_tracking.after_get` fires when mori's cleanup, on the thread the
-    adapter marks, has fetched a room set with `get`. Upstream's code has no hook
-    points; this one sits in the data structure, not in the code."""
+    `cleanup_room_tracking.after_get` fires when the room-tracking cleanup, on the
+    thread the adapter marks, has fetched a room set (`get` in mori's cleanup, `[addr]`
+    in `CommonKVReceiver.clear`). Upstream's code has no hook points; this one sits in
+    the data structure, not in the code."""
 
     def __init__(self, manager: Any, rooms: dict) -> None:
         super().__init__(set, rooms)
@@ -238,9 +263,17 @@ class HookedTracker(defaultdict):
 
     def get(self, key: Any, default: Any = None) -> Any:
         value = super().get(key, default)
+        self._fetched(key)
+        return value
+
+    def __getitem__(self, key: Any) -> Any:
+        value = super().__getitem__(key)
+        self._fetched(key)
+        return value
+
+    def _fetched(self, key: Any) -> None:
         if self.cleanup_thread is not None and self.cleanup_thread == threading.get_ident():
             self.manager.hooks.fire("cleanup_room_tracking.after_get", key)
-        return value
 
 
 class _TransferEngine:
@@ -270,7 +303,7 @@ def _kv_args(cls: type) -> Any:
     return args
 
 
-def manager_class(load: UpstreamLoad) -> tuple[type, dict[str, str]]:
+def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, str]]:
     """The scenarios' `KVManager` for one loaded version: on mooncake's decode manager
     (upstream's default backend) where the version has it, else `CommonKVManager`; and
     the members it cannot drive on that version (`KVManager.<name>` -> reason)."""
@@ -298,6 +331,7 @@ def manager_class(load: UpstreamLoad) -> tuple[type, dict[str, str]]:
             "_kv_args": staticmethod(lambda: _kv_args(kv_args_cls)),
             "_tracking_receiver": _concrete(receiver),
             "_mori_cleanup": staticmethod(mori_cleanup) if mori_cleanup is not None else None,
+            "_triggers": triggers,
             "_info_fields": fields,
         },
     )

@@ -4,10 +4,12 @@
 
 Runs each lesson (mock transport) against every `sglang-*.whl` in DIR (default
 `$SGLANG_WHEELS`, else `.cache/sglang`; `bash ci/upstream.sh --all` fetches every
-release from 0.5.11 on), and writes one table: per release and lesson the verdict, the
-expectation from upstream's history, and the upstream line that decides it
-(`decides.py`). Exit status as `python -m reference`: 0 when every verdict is the
-expected one, 1 when one differs, 2 when one is `unknown` or there is no wheel.
+release from 0.5.11 on), and writes two summaries (the four fixes' lessons, and what
+the fixes leave open: the residual lessons) and one table: per release and lesson the
+verdict, the expectation from upstream's history (`FIRST_FIXED`, `RESIDUAL`), and the
+upstream line that decides it (`decides.py`). Exit status as `python -m reference`: 0
+when every verdict is the expected one, 1 when one differs, 2 when one is an unexpected
+`unknown` or there is no wheel.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from reference.harness.lesson import Lesson, Options, run_lesson
 from reference.harness.result import Result
 from reference.lessons import LESSONS
 from reference.oneline_args import OneLineParser
-from reference.upstream import FIRST_FIXED, _release, load_sglang
+from reference.upstream import FIRST_FIXED, RESIDUAL, _release, load_sglang
 from reference.upstream.decides import deciding_line
 
 OUT = Path(__file__).with_name("VERSIONS.md")
@@ -34,6 +36,10 @@ release's wheel (`reference/upstream/README.md`). *verdict* is what the scenario
 *expected* what the release history says (`bug` before the fix, `ok` from the release
 with it, `latent` where the defect is in the code but upstream's own wiring does not
 trigger it); *decided by* is the line of the method the fix changed that decides it.
+The residual lessons are the holes the four fixes leave open (`reference/hardened`
+closes them); their expectations, with the upstream line behind each, are
+`RESIDUAL` in `reference/upstream/__init__.py`, repeated below. `not present`: the
+release lacks the lesson's component (its verdict is `unknown`, as expected).
 """
 
 
@@ -50,7 +56,7 @@ def run(directory: Path) -> tuple[list[Result], list[str]]:
     for wheel in wheels(directory):
         variant = load_sglang(str(wheel))
         version = variant.name.removeprefix("sglang-")
-        for lesson in fix_lessons():
+        for lesson in [*fix_lessons(), *residual_lessons()]:
             result = run_lesson(lesson, variant, Options())
             results.append(result)
             mark = "" if result.as_expected else " **(differs)**"
@@ -64,18 +70,35 @@ def run(directory: Path) -> tuple[list[Result], list[str]]:
 
 
 def fix_lessons() -> list[Lesson]:
-    """The lessons of the four upstream fixes (the others have no upstream history yet)."""
-    return [LESSONS[lesson] for lesson in FIRST_FIXED if lesson in LESSONS]
+    """The lessons of the four upstream fixes."""
+    return [lesson for lesson_id, lesson in LESSONS.items() if lesson_id in FIRST_FIXED]
 
 
-def summary(results: list[Result]) -> list[str]:
-    lessons = [lesson.id for lesson in fix_lessons()]
+def residual_lessons() -> list[Lesson]:
+    """The lessons of what the fixes leave open (their expectations: `RESIDUAL`)."""
+    return [lesson for lesson_id, lesson in LESSONS.items() if lesson_id in RESIDUAL]
+
+
+def summary(results: list[Result], lessons: list[str]) -> list[str]:
     table = ["| release | " + " | ".join(lessons) + " |", "|---" * (len(lessons) + 1) + "|"]
     by_version: dict[str, dict[str, str]] = {}
     for r in results:
-        by_version.setdefault(r.variant.removeprefix("sglang-"), {})[r.lesson] = r.verdict
+        by_version.setdefault(r.variant.removeprefix("sglang-"), {})[r.lesson] = _cell(r)
     for version, verdicts in by_version.items():
-        table.append(f"| {version} | " + " | ".join(f"`{verdicts.get(x, '')}`" for x in lessons) + " |")
+        table.append(f"| {version} | " + " | ".join(verdicts.get(x, "") for x in lessons) + " |")
+    return table
+
+
+def _cell(result: Result) -> str:
+    absent = result.verdict == "unknown" and "not present in" in result.symptom
+    return "not present" if absent else f"`{result.verdict}`"
+
+
+def why_table() -> list[str]:
+    """`RESIDUAL`: from which release each residual lesson is expected what, and why."""
+    table = ["| lesson | from | expected | why (upstream line, 0.5.23's unless named) |", "|---|---|---|---|"]
+    for lesson, rows in RESIDUAL.items():
+        table += [f"| {lesson} | {first} | `{expected}` | {why} |" for first, expected, why in rows]
     return table
 
 
@@ -89,8 +112,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog}: error: no sglang-*.whl in {args.wheels}", file=sys.stderr)
         return 2
     results, rows = run(args.wheels)
+    fixes, residual = [x.id for x in fix_lessons()], [x.id for x in residual_lessons()]
     detail = ["| release | lesson | verdict | expected | decided by |", "|---|---|---|---|---|", *rows]
-    text = "\n".join([HEADER, *summary(results), "", *detail, ""])
+    text = "\n".join(
+        [
+            HEADER,
+            *summary(results, fixes),
+            "",
+            "## What the fixes leave open, per release",
+            "",
+            *summary(results, residual),
+            "",
+            *why_table(),
+            "",
+            "## Every verdict and the line that decides it",
+            "",
+            *detail,
+            "",
+        ]
+    )
     args.out.write_text(text)
     print(text)
     return exit_code(results)

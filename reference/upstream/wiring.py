@@ -9,9 +9,11 @@ release is read from that release's code, and named by file and line:
 
 - `task-refs`: the cleanup task is created bare, but it awaits `asyncio.sleep`, whose
   timer keeps it reachable from the loop: nothing collects it;
-- `live-set-race`: mori's cleanup races the heartbeat only if mori starts the heartbeat
-  (first in 0.5.19, the release of the fix); mooncake and nixl, which start it, have no
-  racing cleanup.
+- `live-set-race` and `stale-tracker`: mori's cleanup meets the heartbeat's failure
+  handler only if mori starts the heartbeat (first in 0.5.19, the release of the
+  #36351 fix); mooncake and nixl, which start it, have no such cleanup. From 0.5.20
+  mori's cleanup is gone: `stale-tracker` then runs on the cleanup that release has
+  (`CommonKVReceiver.clear`), with no trigger.
 
 `decide` runs the lesson with the trigger (the adapters add it while `Triggers.on`).
 No defect: that verdict stands. A defect that upstream's wiring triggers: `bug`. A
@@ -105,31 +107,50 @@ def _task_refs(load: UpstreamLoad) -> Wiring:
 
 
 def _live_set_race(load: UpstreamLoad) -> Wiring:
-    mori = load.get("MoriKVManager") if load.has("MoriKVManager") else None
-    cleanup = vars(mori).get("_cleanup_room_tracking") if mori is not None else None
+    mori, cleanup = _mori_cleanup(load)
     if mori is None or cleanup is None:
         return Wiring(
             triggers=False,
             why=f"no racing cleanup in {load.source.label} (mori's _cleanup_room_tracking is gone)",
             trigger="a tracker discard without the lock, as mori's cleanup did (adapter code)",
         )
-    starts = "_start_heartbeat_checker_thread" in mori.__init__.__code__.co_names
+    return _with_mori_heartbeat(load, mori, cleanup, "the racing cleanup")
+
+
+def _stale_tracker(load: UpstreamLoad) -> Wiring | None:
+    """None from 0.5.20, where mori's cleanup is gone: the lesson then runs on the
+    cleanup that release has (`CommonKVReceiver.clear`, manager.py), no trigger."""
+    mori, cleanup = _mori_cleanup(load)
+    if mori is None or cleanup is None:
+        return None
+    return _with_mori_heartbeat(load, mori, cleanup, "the stale cleanup")
+
+
+def _mori_cleanup(load: UpstreamLoad) -> tuple[type | None, object]:
+    mori = load.get("MoriKVManager") if load.has("MoriKVManager") else None
+    return mori, vars(mori).get("_cleanup_room_tracking") if mori is not None else None
+
+
+def _with_mori_heartbeat(load: UpstreamLoad, mori: type, cleanup: object, what: str) -> Wiring:
+    """Mori's cleanup meets the failure handler only where mori starts the heartbeat."""
+    starts = "_start_heartbeat_checker_thread" in mori.__init__.__code__.co_names  # type: ignore[misc]
     cleanup_at = _at(load, cleanup)
     if starts:
         where = _line(load, mori, r"self\._start_heartbeat_checker_thread\(")
         why = f"mori's cleanup ({cleanup_at}) runs while mori's heartbeat does ({where})"
     else:
         why = (
-            f"the racing cleanup (mori's _cleanup_room_tracking, {cleanup_at}) and the heartbeat do not run "
-            f"together in this release: mori never starts the heartbeat ({_at(load, mori.__init__)}); "
+            f"{what} (mori's _cleanup_room_tracking, {cleanup_at}) and the heartbeat do not run "
+            f"together in this release: mori never starts the heartbeat ({_at(load, mori.__init__)}); "  # type: ignore[misc]
             "mooncake and nixl, which do, have no racing cleanup"
         )
     return Wiring(triggers=starts, why=why, trigger="mori's cleanup with the heartbeat")
 
 
-RULES: dict[str, Callable[[UpstreamLoad], Wiring]] = {
+RULES: dict[str, Callable[[UpstreamLoad], Wiring | None]] = {
     "task-refs": _task_refs,
     "live-set-race": _live_set_race,
+    "stale-tracker": _stale_tracker,
 }
 
 
