@@ -73,3 +73,8 @@ def test_without_wheels_one_line_says_how_to_fetch_them_and_links_the_pr(monkeyp
     assert "bash ci/upstream.sh --fetch-only" in text
     assert "https://github.com/sgl-project/sglang/pull/33048" in text
     assert "<pre" in uh.upstream_hunks("task-refs")._repr_html_()
+
+
+def test_a_lesson_without_an_upstream_fix_is_a_clear_error():
+    with pytest.raises(ValueError, match="no upstream fix for lesson 'room-reuse'"):
+        uh.upstream_hunks("room-reuse")

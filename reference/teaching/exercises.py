@@ -25,6 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -197,7 +198,9 @@ def explorations(lesson: str, variant: ModuleType, bound: float = EXPLORE_BOUND)
     context = multiprocessing.get_context("fork")
     reader, writer = context.Pipe(duplex=False)
     child = context.Process(target=_explore_child, args=(writer, lesson, variant, name), daemon=True)
-    child.start()
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork() in a threaded process
+        warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
+        child.start()
     writer.close()
     try:
         if not reader.poll(bound):

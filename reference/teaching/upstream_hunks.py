@@ -19,7 +19,6 @@ from pathlib import Path
 
 from reference.teaching.diffs import _html_row
 
-ROOT = Path(__file__).resolve().parents[2]
 PR = "https://github.com/sgl-project/sglang/pull/"
 DISAGG = "sglang/srt/disaggregation/"
 
@@ -63,7 +62,7 @@ class UpstreamHunks:
 
 
 def _wheel(version: str) -> Path | None:
-    where = Path(os.environ.get("SGLANG_WHEELS", ROOT / ".cache/sglang"))
+    where = Path(os.environ.get("SGLANG_WHEELS", Path(__file__).resolve().parents[2] / ".cache/sglang"))
     return next(iter(sorted(where.glob(f"sglang-{version}-*.whl"))), None)
 
 
@@ -95,8 +94,9 @@ def _shift(header: str, old: int, new: int) -> str:
 
 def upstream_hunks(lesson: str, context: int = 3) -> UpstreamHunks:
     """Upstream's diff of the methods `lesson`'s fix touched, or one line on fetching the wheels."""
-    fix = FIXES[lesson]
-    link = PR + fix.pr
+    if lesson not in FIXES:
+        raise ValueError(f"no upstream fix for lesson {lesson!r}; choose from {', '.join(FIXES)}")
+    fix, link = FIXES[lesson], PR + FIXES[lesson].pr
     wheels = [_wheel(fix.before), _wheel(fix.after)]
     if None in wheels:
         need = f"sglang {fix.before} and {fix.after} wheels (fetch: bash ci/upstream.sh --fetch-only)"
