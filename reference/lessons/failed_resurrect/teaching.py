@@ -8,7 +8,8 @@ managers of both forms:
   write lifts Failed(0) back up through `max()`) or after (the new request reads Failed
   in both forms: #24539 does not cover it);
 - Failed is not terminal for a present room: `max(Failed, x)` un-fails it (flagged in
-  upstream review of #19205; sglang 0.5.20 made Failed terminal).
+  upstream review of #19205; Failed is terminal in sglang 0.5.23's `update_status`, not
+  yet in 0.5.19's).
 
 It also checks the notebook's exercise, and gives the notebook the real code that orders
 the late Failed after `clear()` (`ordering_source`): the scenario's, in one thread, and the

@@ -12,7 +12,7 @@ room afterwards. The concurrent step is placed with the same hook points:
   popped; the pop then removes the fresh set of a restarted prefill, and that
   prefill's next failure misses the new room. It needs the cleanup to stall across a
   failure and a restart, which hooks make certain and production makes rare; mori's
-  helper is gone in sglang 0.5.20.
+  helper is still in sglang 0.5.19's `mori/conn.py` and gone from 0.5.23's.
 
 For the notebook's mechanism cells: `ordering_source`, the real code that parks mori's
 status thread and releases it from inside the handler's loop, and `call`, which makes one
