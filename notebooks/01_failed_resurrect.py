@@ -283,10 +283,14 @@ print(resurrect.both_forms_reused("abort-after-open"))
 
 # %% [markdown]
 # This was flagged in the upstream review of [PR #19205](https://github.com/sgl-project/sglang/pull/19205). Making Failed terminal (and letting
-# only Bootstrapping or WaitingForInput create an entry) is what a fuller fix would do; we
-# have not tied such a change to a release, so we make no claim about which version has it.
-# Also still open: `request_status` has no lock, so `clear()` and `update_status` on two threads
-# can interleave between the `in` check and the write.
+# only Bootstrapping or WaitingForInput create an entry) is what a fuller fix would do. Later
+# sglang releases did both: in [0.5.23](https://pypi.org/project/sglang/0.5.23/)'s wheel,
+# `CommonKVManager.update_status` creates a room only with an opening status and returns early
+# for a room that is Failed; 0.5.19's still has neither. (The version matrix,
+# `reference/upstream/VERSIONS.md`, dates the opening-status rule to 0.5.20.) Also still open
+# after #24539: `request_status` has no lock, so `clear()` and `update_status` on two threads
+# can interleave between the `in` check and the write (the explorer's `atomic-against-clear`
+# above).
 
 # %% [markdown]
 # ## 7. Exercise
