@@ -226,8 +226,8 @@ print(live_set.by_hand(reference.fixed))
 # failed probes 5 s apart to act. In the buggy lane the heartbeat thread died while handling
 # the first failure (t = 10 s), so nothing noticed the second one.
 #
-# **Predict before you run:** how many probes does each lane show, and where does the buggy
-# lane's stop?
+# **Predict before you run:** how many probes does each lane show, and where do the buggy
+# lane's probes stop?
 
 # %%
 plots.timeline_picture(
@@ -257,7 +257,8 @@ plots.counts_picture(
 #
 # The hooks place the discard at the one moment that breaks the loop. The explorer
 # (`reference/explore/`, `python -m reference --explore --lesson live-set-race`) removes them:
-# the heartbeat's `_handle_node_failure(addr)` and mori's `_cleanup_room_tracking(4)` run on
+# in a small world of its own (rooms 1 and 2 waiting on the prefill, room 3 done), the
+# heartbeat's `_handle_node_failure(addr)` and mori's `_cleanup_room_tracking(3)` run on
 # two real threads under [frontrun](https://pypi.org/project/frontrun/)'s DPOR scheduler, which
 # runs every interleaving of their shared accesses (at bytecode granularity) and checks after
 # each that no thread died and every waiting room ended Failed. It runs in a child process
@@ -278,8 +279,8 @@ exercises.explorations("live-set-race", reference.fixed)
 # Read the schedule with the trace: the heartbeat runs until it has popped the set from the
 # tracker and is switched out (`||` on `manager.py:28`); mori's thread runs up to its
 # `rooms.discard(...)`, on the set object it fetched earlier, and is switched out before that
-# line completes (`||`); the heartbeat disconnects and starts its loop (the writes for rooms 1
-# and 2); mori's discard completes (the schedule's `1x2`); the heartbeat's next step of the
+# line completes (`||`); the heartbeat disconnects and fails rooms 1 and 2 (the writes keyed
+# `1` and `2`); mori's discard completes (the schedule's `1x2`); the heartbeat's next step of the
 # `for` raises. On the fixed form no interleaving breaks the property: the handler iterates a
 # list made inside the lock.
 
