@@ -266,8 +266,8 @@ plots.counts_picture(
 # counterexample it prints the schedule and a two-lane trace: one column per thread, `||` where
 # a thread was switched out, `*` on writes to a type of object both threads touch.
 #
-# **Predict before you run:** in the buggy trace, between which two lines of the heartbeat
-# does mori's `rooms.discard(...)` run?
+# **Predict before you run:** in the buggy counterexample, where must the heartbeat be when
+# mori fetches the set, and where when mori's discard completes?
 
 # %%
 exercises.explorations("live-set-race", reference.buggy)
@@ -276,13 +276,14 @@ exercises.explorations("live-set-race", reference.buggy)
 exercises.explorations("live-set-race", reference.fixed)
 
 # %% [markdown]
-# Read the schedule with the trace: the heartbeat runs until it has popped the set from the
-# tracker and is switched out (`||` on `manager.py:28`); mori's thread runs up to its
-# `rooms.discard(...)`, on the set object it fetched earlier, and is switched out before that
-# line completes (`||`); the heartbeat disconnects and fails rooms 1 and 2 (the writes keyed
-# `1` and `2`); mori's discard completes (the schedule's `1x2`); the heartbeat's next step of the
-# `for` raises. On the fixed form no interleaving breaks the property: the handler iterates a
-# list made inside the lock.
+# Read the schedule with the trace (`||`: switched out before that line completed; the
+# thread finishes it when it resumes): the heartbeat has taken the live set and is switched
+# out on its `pop` line (`manager.py:28`), so the set is still in the tracker; mori's thread
+# fetches that same set object and runs up to its `rooms.discard(...)`, where it is switched
+# out in turn; the heartbeat finishes its pop, disconnects and fails rooms 1 and 2 (the
+# writes keyed `1` and `2`); mori's discard completes (the schedule's `1x2`); the heartbeat's
+# next step of the `for` raises. On the fixed form no interleaving breaks the property: the
+# handler iterates a list made inside the lock.
 
 # %% [markdown]
 # ### Without the hooks: how often does the race fire?
