@@ -366,8 +366,9 @@ exercises.check_fix(
 # %% [markdown]
 # Rejected: the tombstone *is* the leak, under another name: the table still grows by one
 # entry per finished request, and the check reads the table, not the code path. The
-# explorer says the same from the other side: after `clear()`, room 7 is still in the table,
-# on every interleaving. (The lesson's gallery of wrong fixes, in
+# explorer says the same from the other side: the first interleaving it runs already ends
+# with room 7 in the table after `clear()` returned (its trace shows the tombstone written by
+# `clear()` itself). (The lesson's gallery of wrong fixes, in
 # `reference/lessons/failed_resurrect/`, has more.)
 
 # %% [markdown]
