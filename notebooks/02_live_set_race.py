@@ -19,18 +19,38 @@
 # Lesson id `live-set-race` · upstream fix: sglang [PR #36351](https://github.com/sgl-project/sglang/pull/36351) (first released in [sglang 0.5.19](https://pypi.org/project/sglang/0.5.19/))
 # · component: the decode-side status manager, `_handle_node_failure`.
 #
-# What you will do, in about an hour: read what upstream saw, draw the interleaving, run the
-# buggy form and catch the exception that kills the heartbeat thread, read the fix as the real
-# diff, run the fixed form, measure how often the race fires without help, look at what the fix
-# leaves open, and answer one question. Everything runs the reference components in
-# `reference/` on the in-process mock transport, with a virtual clock: the 5 s heartbeat runs in
-# microseconds.
+# What you will do, in about an hour: read what upstream saw, draw the interleaving, read the
+# real hook code that places it, make the failing calls yourself on the real manager, run the
+# buggy form and catch the exception that kills the heartbeat thread, read the fix as our diff
+# and as upstream's own hunk, run the fixed form, let the explorer try every interleaving,
+# measure how often the race fires without help, look at what the fix leaves open, and write
+# the fix yourself. Everything runs the reference components in `reference/` on the in-process
+# mock transport, with a virtual clock: the 5 s heartbeat runs in microseconds.
+#
+# **Learning objectives.** After this lesson you can
+#
+# 1. explain why iterating a container after releasing the lock that guards it is unsafe even
+#    when the container was popped from the shared table;
+# 2. place a race deterministically with two hook points (park one thread, release it from
+#    the other) and read the real code that does it;
+# 3. tell a thread that *dies* (failure detection gone for good) from a call that fails once,
+#    and see it on a timeline;
+# 4. read upstream's one-call fix in the sglang releases themselves, and check it with the
+#    explorer over every interleaving of the two threads;
+# 5. reject a tempting wrong fix (popping the set) by what a check and the explorer observe.
+#
+# Each live cell is preceded by a **Predict before you run** question: answer it before
+# running the cell. The discussion questions and a recap are at the end.
 
 # %%
 import reference.buggy
 import reference.fixed
+from reference.hooks import Hooks
 from reference.lessons.live_set_race import teaching as live_set
-from reference.teaching import diffs, exercises, plots, runs, sequences
+from reference.lessons.live_set_race.scenario import StatusThreadCleanup
+from reference.status import KVPoll
+from reference.teaching import diffs, exercises, plots, runs, sequences, sources, upstream_hunks
+from reference.transport.mock import MockNetwork
 
 # %% [markdown]
 # ## 1. The story
@@ -83,6 +103,49 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "buggy"))
 plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 
 # %% [markdown]
+# ### The hook placement: the real code
+#
+# Three pieces, read from the files now. Mori-style cleanup (`_cleanup_room_tracking`, shared
+# by every form in `reference/common/manager.py`) fires `cleanup_room_tracking.after_get` right
+# after it fetched the live set. `StatusThreadCleanup` runs that cleanup on its own thread and
+# parks it in that hook (`_park`) until `release_once` lets it go; `release_once` is what the
+# scenario installs on `node_failure.after_room`, which the handler fires after each room
+# (see the method in section 4), so the discard happens inside the handler's loop, after the
+# first room. `_observe` is the scenario itself: where the hooks are set, the kills, and the
+# virtual time it advances. Every wait is bounded (`BOUND`, 5 s), so a form that never reaches
+# a hook gives a clear timeout, not a hang.
+
+# %%
+live_set.ordering_source()
+
+# %% [markdown]
+# ### The same interleaving, by hand
+#
+# The calls the scenario makes, made here on the real buggy `KVManager`: a prefill at
+# `10.0.0.1:8998`, rooms 1-3 waiting on it, room 4 done; mori's status thread starts cleaning
+# room 4 and parks; the hook releases it after the handler's first room; then this cell calls
+# `_handle_node_failure` as the heartbeat thread would (`live_set.call` shows what it raised
+# instead of letting it stop the notebook).
+#
+# **Predict before you run:** what does the handler call end with, and which of rooms 1, 2, 3
+# are Failed afterwards?
+
+# %%
+hooks = Hooks()
+manager = reference.buggy.KVManager(MockNetwork(), hooks=hooks)
+manager.add_prefill(live_set.ADDR)
+for room in (1, 2, 3, 4):
+    manager.track_room(live_set.ADDR, room)
+    manager.update_status(room, KVPoll.WaitingForInput)
+manager.update_status(4, KVPoll.Success)
+cleanup = StatusThreadCleanup(manager, hooks, 4)
+cleanup.start()  # mori's status thread, parked right after it fetched tracker[addr]
+hooks.set("node_failure.after_room", cleanup.release_once)  # it discards 4 after the 1st room
+print("_handle_node_failure:", live_set.call(manager._handle_node_failure, live_set.ADDR))
+cleanup.stop()
+{room: KVPoll(status).name for room, status in manager.request_status.items()}
+
+# %% [markdown]
 # ## 3. The buggy form, live
 #
 # The lesson's scenario (`reference/lessons/live_set_race/scenario.py`) starts the real heartbeat
@@ -91,6 +154,9 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 # advances again. The verdict comes from what happened: exceptions in threads, how many rooms
 # ended up Failed, whether the heartbeat thread is alive. The command line equivalent is
 # `python -m reference --lesson live-set-race --variant buggy`.
+#
+# **Predict before you run:** besides the exception, what else goes wrong in the scenario once
+# the heartbeat thread is dead?
 
 # %%
 buggy = runs.run("live-set-race", "buggy")
@@ -98,8 +164,8 @@ print(runs.verdict_line(buggy))
 
 # %% [markdown]
 # The thread's death is caught by the scenario as evidence, not left to crash anything. To see
-# the exception itself, run the same interleaving by hand: the handler runs on this notebook's
-# thread and the helper catches what it raises.
+# the exception itself, as above, `by_hand` runs the same interleaving (the handler on this
+# notebook's thread, what it raises caught) and shows every room and the tracker afterwards.
 
 # %%
 print(live_set.by_hand(reference.buggy))
@@ -119,12 +185,36 @@ print(live_set.by_hand(reference.buggy))
 diffs.fix_diff("live-set-race")
 
 # %% [markdown]
+# The whole method, before and after (side by side in Jupyter). Note `hooks.fire(...)` at the
+# end of the loop: the hook point the scenario uses, a no-op when nothing is installed.
+
+# %%
+sources.before_after("KVManager", "_handle_node_failure")
+
+# %% [markdown]
+# ### Upstream's own hunk
+#
+# The same method in sglang itself, read from the release before the fix
+# ([0.5.18](https://pypi.org/project/sglang/0.5.18/)) and the first release with it
+# ([0.5.19](https://pypi.org/project/sglang/0.5.19/)), as the wheels ship it
+# (`CommonKVManager._handle_node_failure`, found with `ast`; without the wheels the cell says
+# how to fetch them). [#36351](https://github.com/sgl-project/sglang/pull/36351)'s change is
+# the `list(...)` around the tracker lookup, inside `with self.connection_lock:`; ours is the
+# same one call.
+
+# %%
+upstream_hunks.upstream_hunks("live-set-race")
+
+# %% [markdown]
 # `list()` of a built-in set is one C-level call that runs while the lock is held (and under
 # the GIL), so the handler iterates a private snapshot. Mori can still discard from the live
 # set: that no longer touches what the handler iterates.
 
 # %% [markdown]
 # ## 5. The fixed form, live
+#
+# **Predict before you run:** on the fixed form, mori's discard still happens mid-loop. Does
+# the handler notice it at all? Which rooms end up Failed?
 
 # %%
 fixed = runs.run("live-set-race", "fixed")
@@ -135,6 +225,9 @@ print(live_set.by_hand(reference.fixed))
 # The scenario's timeline, in virtual seconds: each prefill dies, and the heartbeat needs two
 # failed probes 5 s apart to act. In the buggy lane the heartbeat thread died while handling
 # the first failure (t = 10 s), so nothing noticed the second one.
+#
+# **Predict before you run:** how many probes does each lane show, and where do the buggy
+# lane's probes stop?
 
 # %%
 plots.timeline_picture(
@@ -144,6 +237,10 @@ plots.timeline_picture(
     ticks={result.variant: live_set.heartbeat_probes(result) for result in (buggy, fixed)},
     tick_label="heartbeat probe (every 5 s)",
 )
+
+# %% [markdown]
+# **Predict before you run:** of the 3 rooms on the first prefill and the 2 on the second, how
+# many does each form fail?
 
 # %%
 plots.counts_picture(
@@ -156,6 +253,39 @@ plots.counts_picture(
 )
 
 # %% [markdown]
+# ### Every interleaving, no hooks: the explorer
+#
+# The hooks place the discard at the one moment that breaks the loop. The explorer
+# (`reference/explore/`, `python -m reference --explore --lesson live-set-race`) removes them:
+# in a small world of its own (rooms 1 and 2 waiting on the prefill, room 3 done), the
+# heartbeat's `_handle_node_failure(addr)` and mori's `_cleanup_room_tracking(3)` run on
+# two real threads under [frontrun](https://pypi.org/project/frontrun/)'s DPOR scheduler, which
+# runs every interleaving of their shared accesses (at bytecode granularity) and checks after
+# each that no thread died and every waiting room ended Failed. It runs in a child process
+# (frontrun patches `threading` while it works), in well under a second here. On a
+# counterexample it prints the schedule and a two-lane trace: one column per thread, `||` where
+# a thread was switched out, `*` on writes to a type of object both threads touch.
+#
+# **Predict before you run:** in the buggy counterexample, where must the heartbeat be when
+# mori fetches the set, and where when mori's discard completes?
+
+# %%
+exercises.explorations("live-set-race", reference.buggy)
+
+# %%
+exercises.explorations("live-set-race", reference.fixed)
+
+# %% [markdown]
+# Read the schedule with the trace (`||`: switched out before that line completed; the
+# thread finishes it when it resumes): the heartbeat has taken the live set and is switched
+# out on its `pop` line (`manager.py:28`), so the set is still in the tracker; mori's thread
+# fetches that same set object and runs up to its `rooms.discard(...)`, where it is switched
+# out in turn; the heartbeat finishes its pop, disconnects and fails rooms 1 and 2 (the
+# writes keyed `1` and `2`); mori's discard completes (the schedule's `1x2`); the heartbeat's
+# next step of the `for` raises. On the fixed form no interleaving breaks the property: the
+# handler iterates a list made inside the lock.
+
+# %% [markdown]
 # ### Without the hooks: how often does the race fire?
 #
 # The stress mode (`--repeat N`) races the real handler against a mori-style status thread
@@ -164,6 +294,9 @@ plots.counts_picture(
 # nothing, which is why the verdict above comes from the hooked run and never from this.
 # (The committed output shows a non-zero count as `'N>0'`, since it changes every run; run
 # the cell to see yours.)
+#
+# **Predict before you run:** will the race fire at all without hooks in 200 tries? On which
+# form?
 
 # %%
 stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("buggy", "fixed")]
@@ -176,7 +309,10 @@ stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("bugg
 # empty, it pops the address from the tracker. But its set may be a stale one the failure
 # handler already popped. If, meanwhile, the prefill restarted behind the same address and a new
 # room was tracked in a fresh set, the pop removes the fresh set, and the restarted prefill's
-# next failure misses the new room. The snapshot does not help, on either form:
+# next failure misses the new room. The snapshot does not help, on either form.
+#
+# **Predict before you run:** after the restart and room 9's arrival, what does
+# `tracker[addr]` hold right before the second failure?
 
 # %%
 print(live_set.both_forms(live_set.stale_pop))
@@ -219,6 +355,9 @@ live_set.check_exercise(ANSWER)
 # checks as `python -m reference --lesson live-set-race --impl ...`), one line per check, with the
 # claim and what was observed for each one that fails. As committed, it shows `BUG`.
 #
+# With `explore=True` it then runs the lesson's exploration against your class too (in a
+# forked child, a second or so), with the two-lane trace of any counterexample.
+#
 # **Predict before you run:** as committed, which thread dies, and how many of the affected rooms get failed?
 
 # %%
@@ -240,7 +379,7 @@ class KVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}))
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}), explore=True)
 
 # %% [markdown]
 # ### A tempting wrong fix
@@ -249,7 +388,7 @@ exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVMana
 # "nobody else can reach it". Run it as written.
 #
 # **Predict before you run:** will the checklist accept it? If not, which check names the
-# problem?
+# problem? Will the explorer find a counterexample without any hook?
 
 
 # %%
@@ -267,12 +406,41 @@ class PopKVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}))
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}), explore=True)
 
 # %% [markdown]
 # Rejected: the status thread fetched its reference to the set *before* the pop, and
 # discards from that same object while the handler iterates it. Popping moves the set out
-# of the table, not out of reach: only a private copy is safe to iterate.
+# of the table, not out of reach: only a private copy is safe to iterate. The explorer finds
+# the same without hooks: its trace shows mori's `discard` between the pop and the loop.
+
+# %% [markdown]
+# ## Discussion questions
+#
+# 1. `list(...)` of a set is one C-level call under the GIL. Would the fix still be correct on a
+#    free-threaded Python (no GIL)? What else would have to hold?
+# 2. The PR's author checked every mutator of the tracker sets by reading the code. Which kind
+#    of mutator is safe without the fix (section 7's exercise), and why?
+# 3. The heartbeat calls `_handle_node_failure` outside any try. Should it catch everything and
+#    go on? What could go wrong if it did, and how would you make a dead heartbeat visible?
+# 4. The explorer finds the counterexample in a handful of interleavings; the hook-free stress
+#    run needs hundreds of tries and may see nothing. What does each verdict let you claim, and
+#    which would you put in CI?
+# 5. Section 6's stale pop survives the fix. Which identity check would close it, and where?
+
+# %% [markdown]
+# ## Recap
+#
+# - The buggy handler popped the tracker's set under `connection_lock` and iterated that same
+#   object after releasing it; mori's cleanup, holding a reference fetched earlier, discards from
+#   it without the lock: `RuntimeError: Set changed size during iteration` in the heartbeat,
+#   which dies; rooms after the first stay un-failed and later failures go unseen.
+# - Two hook points make the interleaving certain (park mori's thread after its `get`, release it
+#   after the handler's first room); the explorer confirms it with no hooks at all.
+# - The fix is one call: iterate `list(...)` taken inside the lock. In sglang it first shipped in
+#   0.5.19.
+# - Still open: mori's stale pop can drop a restarted prefill's fresh set, and the handler still
+#   runs outside a try in the heartbeat loop.
 
 # %% [markdown]
 # ## Going further

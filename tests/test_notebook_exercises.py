@@ -7,6 +7,10 @@ each `# EXERCISE:` cell and the `check_fix` cell after it), through the same hel
 - as committed, the learner's cell holds the buggy code: the checklist says `bug`;
 - with the right answer filled in (below, as a learner would write it): `ok`;
 - the notebook's tempting wrong fix: `bug`, caught by the named check.
+
+Where the check cell also asks for the lesson's explorations (`explore=True`, 01 and 02),
+the right answer must hold over every interleaving the explorer runs, and the wrong fix
+must be caught by the named exploration too, with its counterexample's trace.
 """
 
 import ast
@@ -81,6 +85,14 @@ WRONG_CAUGHT_BY = {
 }
 
 
+# The exploration that must catch each race notebook's tempting wrong fix (the check cell
+# passes explore=True): the explorer finds it with no hook, on its own.
+WRONG_EXPLORED_BY = {
+    "01_failed_resurrect": "late-failed-after-clear",
+    "02_live_set_race": "every-affected-room-failed",
+}
+
+
 def _cells(name: str) -> list[str]:
     notebook = jupytext.read(NOTEBOOKS / f"{name}.py")
     return [c.source for c in notebook.cells if c.cell_type == "code"]
@@ -134,3 +146,46 @@ def test_tempting_wrong_fix_is_rejected_by_its_named_check(name):
     assert report.verdict == "bug", f"the tempting wrong fix is accepted:\n{report}"
     assert named in report.failing(), f"not caught by {named}:\n{report}"
     assert f"BUG     {named}" in str(report)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", sorted(WRONG_EXPLORED_BY))
+def test_the_explorer_passes_the_right_answer_and_catches_the_wrong_fix(name):
+    imports, [(exercise, check), (wrong, wrong_check), *_] = _exercises(name)
+    assert "explore=True" in check and "explore=True" in wrong_check, f"{name}: the checker runs the explorer"
+    answered = _report(name, imports, exercise + "\n\n" + RIGHT[name], check)
+    claimed = [f for f in answered.explored.findings if f.claimed]
+    assert claimed and all(f.verdict == "ok" and f.interleavings > 0 for f in claimed), str(answered)
+    assert "holds over all" in str(answered) and answered.verdict == "ok"
+    named = WRONG_EXPLORED_BY[name]
+    report = _report(name, imports, exercise + "\n\n" + wrong, wrong_check)
+    assert named in report.explored.failing(), f"the explorer misses the wrong fix:\n{report}"
+    assert f"BUG     {named}: " in str(report)
+    assert f"{named}: the counterexample (schedule " in str(report) and "T0 " in str(report)
+    assert "Checklist and explorer together: BUG." in str(report)
+
+
+def test_an_exploration_that_hangs_is_stopped_at_the_bound_and_is_unknown():
+    import time
+
+    import reference.buggy
+    from reference.teaching import exercises
+
+    class Hanging(reference.buggy.KVManager):
+        def __init__(self, *args, **kwargs):
+            time.sleep(60)  # in the explorer's child, which is killed at the bound
+
+    start = time.monotonic()
+    found = exercises.explorations("live-set-race", exercises.variant_from({"KVManager": Hanging}), bound=2)
+    assert time.monotonic() - start < 10
+    assert found.inconclusive and "stopped at its 2 s bound" in str(found)
+    assert found.verdicts() == ["unknown"]
+
+
+def test_a_lesson_without_explorations_says_so_and_judges_nothing():
+    import reference.fixed
+    from reference.teaching import exercises
+
+    found = exercises.explorations("task-refs", reference.fixed)
+    assert not found.findings and not found.inconclusive and found.verdicts() == []
+    assert "task-refs has no exploration" in str(found)

@@ -10,19 +10,33 @@ component (`class KVManager(reference.buggy.KVManager): ...`). `variant_from(glo
 makes a variant module from the learner's classes, falling back to `reference.buggy`'s
 for the rest, and `check_fix(lesson, variant)` runs the lesson's full checklist against
 it in-process, printing each check's verdict and, for a failing one, its claim and what
-was observed.
+was observed. With `explore=True` it also runs the lesson's explorations (reference/explore:
+every interleaving of the race's threads, no hooks) against the same classes and shows each
+verdict, with the two-lane trace of a counterexample (`explorations` below).
+
+frontrun, the explorer, patches `threading`'s locks while it runs and wants its own process
+environment, so `explorations` never runs it in the notebook's process: it forks a child (which
+inherits the learner's classes, defined in a cell and importable from nowhere), runs the
+explorations there and reads back their findings, within `EXPLORE_BOUND` seconds.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import reference.buggy
+from reference.explore.runner import Finding
 from reference.harness.result import Result
 
 FALLBACK = reference.buggy
+EXPLORE_BOUND = 20.0  # real seconds for all of one lesson's explorations (each takes under 1 s here)
 COMPONENTS = tuple(FALLBACK.__all__)  # the classes a variant provides (README, "The variant protocol")
 
 
@@ -78,13 +92,18 @@ class FixReport:
     result: Result
     claims: Mapping[str, str]
     written: tuple[str, ...]
+    explored: Explorations | None = None  # with check_fix(..., explore=True)
 
     @property
     def verdict(self) -> str:
-        return self.result.verdict
+        """The checklist's verdict, unless a claimed exploration found worse."""
+        found = [self.result.verdict, *(self.explored.verdicts() if self.explored else ())]
+        return next((v for v in ("bug", "unknown") if v in found), self.result.verdict)
 
     def failing(self) -> list[str]:
-        return [c.id for c in self.result.checks if c.verdict != "ok"]
+        """The ids of the checks, and of the claimed explorations, that do not hold."""
+        explored = self.explored.failing() if self.explored else []
+        return [c.id for c in self.result.checks if c.verdict != "ok"] + explored
 
     def __str__(self) -> str:
         checks = self.result.checks
@@ -97,14 +116,17 @@ class FixReport:
             if check.verdict != "ok":
                 lines.append(f"          claim:    {self.claims.get(check.id, 'the lesson story')}")
                 lines.append(f"          observed: {check.symptom}")
+        if self.explored:
+            lines += ["", str(self.explored), "", f"Checklist and explorer together: {self.verdict.upper()}."]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return str(self)
 
 
-def check_fix(lesson: str, variant: ModuleType) -> FixReport:
-    """Run `lesson`'s full checklist against `variant` (from `variant_from`), in-process."""
+def check_fix(lesson: str, variant: ModuleType, explore: bool = False) -> FixReport:
+    """Run `lesson`'s full checklist against `variant` (from `variant_from`), in-process;
+    with `explore`, also the lesson's explorations (in a forked child, see `explorations`)."""
     from reference.lessons import LESSONS, Options, run_lesson
     from reference.teaching.runs import outside_event_loop
     from reference.variants import Variant
@@ -115,4 +137,96 @@ def check_fix(lesson: str, variant: ModuleType) -> FixReport:
     result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
     claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     written = tuple(c for c in COMPONENTS if getattr(variant, c) is not getattr(FALLBACK, c))
-    return FixReport(result, claims, written)
+    explored = explorations(lesson, variant) if explore else None
+    return FixReport(result, claims, written, explored)
+
+
+@dataclass(frozen=True)
+class Explorations:
+    """A lesson's explorations against one variant: per property its verdict and what it
+    found, then each counterexample's two-lane trace. Wall-clock times are left out."""
+
+    lesson: str
+    variant: str
+    findings: tuple[Finding, ...]
+    note: str = ""  # why nothing was explored (no exploration, no frontrun, a bound hit), one line
+    inconclusive: bool = False  # the explorer was run and gave nothing: the verdict is unknown
+
+    def verdicts(self) -> list[str]:
+        return [str(f.verdict) for f in self.findings if f.claimed] + ["unknown"] * self.inconclusive
+
+    def failing(self) -> list[str]:
+        return [f.property for f in self.findings if f.claimed and f.verdict != "ok"]
+
+    def __repr__(self) -> str:
+        head = (
+            f"Explorer ({self.lesson} on {self.variant}: every interleaving of the race's threads, no hooks):"
+        )
+        if self.note:
+            return f"{head}\n  {self.note}"
+        lines = [head]
+        for f in self.findings:
+            tag = "" if f.claimed else " (a residual the fix does not claim; not judged)"
+            lines.append(f"  {f.verdict.upper():<7} {f.property}{tag}: {f.symptom}")
+        for f in self.findings:
+            if f.claimed and f.verdict == "bug" and f.trace:
+                lines += [
+                    "",
+                    f"{f.property}: the counterexample (schedule {f.schedule}), replayed:",
+                    "",
+                    f.trace,
+                ]
+        return "\n".join(lines)
+
+
+def explorations(lesson: str, variant: ModuleType, bound: float = EXPLORE_BOUND) -> Explorations:
+    """Run `lesson`'s explorations (reference/explore) against `variant` in a forked child,
+    bounded by `bound` seconds in all; a lesson without explorations gives no findings."""
+    from reference.explore import PROPERTIES
+
+    name = variant.__name__.removeprefix("reference.")
+    if lesson not in PROPERTIES:
+        return Explorations(lesson, name, (), note=f"{lesson} has no exploration (not a thread race)")
+    try:
+        import frontrun  # noqa: F401
+    except ImportError:
+        return Explorations(
+            lesson, name, (), note="needs frontrun (pip install frontrun==0.7.0, the test extra)"
+        )
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return Explorations(lesson, name, (), note="needs fork() to reach your classes in a child")
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=_explore_child, args=(writer, lesson, variant, name), daemon=True)
+    with warnings.catch_warnings():  # Python 3.12+ warns about fork() in a threaded process
+        warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
+        child.start()
+    writer.close()
+    try:
+        if not reader.poll(bound):
+            return Explorations(lesson, name, (), f"stopped at its {bound:g} s bound", inconclusive=True)
+        return Explorations(lesson, name, tuple(Finding(**f) for f in reader.recv()))
+    except EOFError:
+        return Explorations(
+            lesson, name, (), "the exploring child ended without a finding", inconclusive=True
+        )
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        reader.close()
+
+
+def _explore_child(writer: Any, lesson: str, variant: ModuleType, name: str) -> None:
+    """In the forked child: frontrun's guard wants its environment variable (no I/O
+    detection is used, so its preload library is not needed); nothing reaches the
+    notebook's output."""
+    from reference.explore import PROPERTIES
+    from reference.explore.runner import explore as explore_property
+    from reference.variants import Variant
+
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (the child exits right after)
+    os.environ["FRONTRUN_ACTIVE"] = "1"
+    chosen = Variant(name, variant, "ok")
+    writer.send([explore_property(prop, chosen).to_json() for prop in PROPERTIES[lesson]])
+    writer.close()

@@ -8,9 +8,12 @@ managers of both forms:
   write lifts Failed(0) back up through `max()`) or after (the new request reads Failed
   in both forms: #24539 does not cover it);
 - Failed is not terminal for a present room: `max(Failed, x)` un-fails it (flagged in
-  upstream review of #19205; sglang 0.5.20 made Failed terminal).
+  upstream review of #19205; Failed is terminal in sglang 0.5.23's `update_status`, not
+  yet in 0.5.19's).
 
-It also checks the notebook's exercise.
+It also checks the notebook's exercise, and gives the notebook the real code that orders
+the late Failed after `clear()` (`ordering_source`): the scenario's, in one thread, and the
+explorer's two threads, which have no order at all.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from types import ModuleType
 
 import reference.buggy
 import reference.fixed
+from reference.explore import failed_resurrect as explored
+from reference.lessons.failed_resurrect import scenario
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
+from reference.teaching.sources import Source, source
 from reference.transport.mock import MockNetwork
 
 ROOM = 7
@@ -101,4 +107,17 @@ def check_exercise(answer: object) -> Feedback:
         hint="look at the branch update_status takes when the room is present and the "
         "new status is not Failed, and at KVPoll's numeric order.",
         evidence=both_forms_reused("abort-before-open"),
+    )
+
+
+def ordering_source() -> Source:
+    """The scenario delivers the late abort after `clear()` in program order (one thread);
+    the explorer runs `clear()` and the late Failed on two threads with no hook, and its
+    check judges only the runs where the Failed started after `clear()` returned."""
+    return source(
+        scenario.late_abort,
+        scenario.observe,
+        explored.scheduler_clear,
+        explored.late_failed,
+        explored.check_late,
     )

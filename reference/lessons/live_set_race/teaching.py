@@ -12,22 +12,31 @@ room afterwards. The concurrent step is placed with the same hook points:
   popped; the pop then removes the fresh set of a restarted prefill, and that
   prefill's next failure misses the new room. It needs the cleanup to stall across a
   failure and a restart, which hooks make certain and production makes rare; mori's
-  helper is gone in sglang 0.5.20.
+  helper is still in sglang 0.5.19's `mori/conn.py` and gone from 0.5.23's.
+
+For the notebook's mechanism cells: `ordering_source`, the real code that parks mori's
+status thread and releases it from inside the handler's loop, and `call`, which makes one
+call on the notebook's thread and says what it returned or raised (a cell that calls the
+buggy handler itself must not stop the notebook).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import reference.buggy
 import reference.fixed
+from reference.common.manager import ManagerBase
 from reference.harness.result import Result
 from reference.hooks import Hooks
+from reference.lessons.live_set_race import scenario
 from reference.lessons.live_set_race.scenario import StatusThreadCleanup
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
+from reference.teaching.sources import Source, source
 from reference.transport.mock import MockNetwork
 
 if TYPE_CHECKING:  # plots needs matplotlib; the experiments do not
@@ -179,3 +188,20 @@ def check_exercise(answer: object) -> Feedback:
         hint="which set object does `tracker[addr]` return after `tracker.pop(addr)` on a defaultdict?",
         evidence=both_forms(reindex_mid_failure),
     )
+
+
+def call(method: Callable[..., Any], *args: Any) -> str:
+    """`method(*args)` on this thread: what it returned, or the exception it raised (the
+    heartbeat thread would die of it; a notebook cell shows it instead)."""
+    try:
+        return f"returned {method(*args)!r}"
+    except Exception as exc:
+        return f"raised {type(exc).__name__}: {exc}"
+
+
+def ordering_source() -> Source:
+    """Where the two threads meet: mori's cleanup fires `cleanup_room_tracking.after_get`
+    right after it fetched the live set; `StatusThreadCleanup` parks it there; the handler
+    fires `node_failure.after_room` after each room, where the scenario (`_observe`)
+    releases it once."""
+    return source(ManagerBase._cleanup_room_tracking, StatusThreadCleanup, scenario._observe)
