@@ -50,7 +50,7 @@
 import reference.buggy
 import reference.fixed
 from reference.lessons.stale_bootstrap import teaching as stale
-from reference.teaching import diffs, exercises, explorer, plots, runs, sequences, sources
+from reference.teaching import diffs, exercises, explorer, plots, runs, sequences, sources, upstream_hunks
 
 # %% [markdown]
 # ## 1. The story
@@ -227,6 +227,20 @@ sources.before_after("KVReceiver", "_setup_bootstrap_infos")
 
 # %%
 sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos)
+
+# %% [markdown]
+# **Upstream's own hunk**, beside ours: the same methods read from sglang's released code,
+# 0.5.18 (the last release without [PR #36029](https://github.com/sgl-project/sglang/pull/36029))
+# against 0.5.19 (the first with it), from the wheels in `.cache/sglang/`
+# (`bash ci/upstream.sh --fetch-only` fetches them; without them the cell prints one line
+# saying so). The moves are the ones in our diff: the locked `get`, recording the generation
+# in `_connection_pool_entries`, `invalidate_cached_bootstrap_infos` on each failure path,
+# `setdefault` to adopt a concurrent winner, the `connect` moved into the `try`. Other changes
+# made between the two releases show too (the staging-slot lines in `_register_kv_args` are
+# not about the pool).
+
+# %%
+upstream_hunks.upstream_hunks("stale-bootstrap")
 
 # %% [markdown]
 # Three ideas, in order of importance:

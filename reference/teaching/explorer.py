@@ -79,7 +79,8 @@ def explore(
     args = ["--explore", "--lesson", lesson, "--property", prop, "--json"]
     args += [a for v in variants for a in ("--variant", v)] + [a for m in impls for a in ("--impl", m)]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(CHECKOUT), *filter(None, [env.get("PYTHONPATH")])]))
+    paths = [str(CHECKOUT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     done = subprocess.run(
         [sys.executable, "-m", "reference", *args],
         capture_output=True, text=True, timeout=BOUND, env=env, check=False,

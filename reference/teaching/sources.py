@@ -67,7 +67,8 @@ class BeforeAfter:
     after: Piece
 
     def __repr__(self) -> str:
-        return f"# before the fix: {self.before.where}\n{self.before.text}\n\n# after it: {self.after.where}\n{self.after.text}"
+        before, after = self.before, self.after
+        return f"# before the fix: {before.where}\n{before.text}\n\n# after it: {after.where}\n{after.text}"
 
     def _repr_html_(self) -> str:
         cells = [

@@ -30,7 +30,7 @@ import reference.fixed
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
-from reference.harness.result import Event, Result
+from reference.harness.result import Event, Result, Verdict
 from reference.lessons.stale_bootstrap import check_world, checks_sharing, scripted
 from reference.lessons.stale_bootstrap import slow_prefill as slow_check
 from reference.lessons.stale_bootstrap.world import CONFIG, open_world
@@ -244,7 +244,9 @@ def interleaving_source() -> Source:
     )
 
 
-def restart_timeline(variant: ModuleType, before: int = 1, after: int = 2) -> tuple[Result, list[Span], list[float]]:
+def restart_timeline(
+    variant: ModuleType, before: int = 1, after: int = 2
+) -> tuple[Result, list[Span], list[float]]:
     """The lesson's request stream in virtual seconds: `before` requests, a prefill restart,
     `after` more. Returns a timeline `Result` (verdict `bug` when no request after the
     restart succeeded, else `ok`), each request's span (grey when it failed), and the
@@ -261,7 +263,9 @@ def restart_timeline(variant: ModuleType, before: int = 1, after: int = 2) -> tu
                 old = list(world.prefill.rank_ports)
                 world.prefill.restart()
                 restart_at = world.clock.now() - start
-                timeline.append(Event(restart_at, "prefill restart", f"ports {old} -> {world.prefill.rank_ports}"))
+                timeline.append(
+                    Event(restart_at, "prefill restart", f"ports {old} -> {world.prefill.rank_ports}")
+                )
             world.tick()
             begun = world.clock.now() - start
             outcome = world.request(room)
@@ -277,8 +281,10 @@ def restart_timeline(variant: ModuleType, before: int = 1, after: int = 2) -> tu
     interval = CONFIG.heartbeat_interval
     probes = [interval * k for k in range(1, int(end / interval + 1e-9) + 1)]
     if len(probes) != counted or misses:
-        raise RuntimeError(f"expected {len(probes)} answered probes, the heartbeat counted {counted} ({misses} missed)")
+        raise RuntimeError(
+            f"expected {len(probes)} answered probes, the heartbeat counted {counted} ({misses} missed)"
+        )
     recovered = any(o.status == KVPoll.Success for o in outcomes[before:])
-    verdict = "ok" if recovered else "bug"
+    verdict: Verdict = "ok" if recovered else "bug"
     result = Result("stale-bootstrap", _name(variant), "mock", verdict, verdict, "", timeline=timeline)
     return result, spans, probes
