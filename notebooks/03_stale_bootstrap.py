@@ -168,7 +168,8 @@ for room in (1, 2, 3):
 #
 # The lesson's scenario (`reference/lessons/stale_bootstrap/scenario.py`) sends 3 requests, restarts
 # the prefill (its ranks bind new ports, the bootstrap server answers `/health` throughout),
-# then sends 5 more. The heartbeat probes once per request on a virtual clock and never misses.
+# then sends 5 more. The heartbeat probes `/health` every 5 s of virtual time (at least once per
+# request) and never misses.
 # Each request's KV bytes are compared with what the prefill sent. The verdict comes from what
 # the requests did. Command line: `python -m reference --lesson stale-bootstrap --variant buggy`.
 #
