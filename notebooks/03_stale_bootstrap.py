@@ -445,6 +445,34 @@ exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ByK
 # (`is`), not the key, says which entry is stale.
 
 # %% [markdown]
+# ### Another tempting wrong fix
+#
+# "A cache miss only costs a `/route` fetch": on any failure, empty the whole pool. (It is
+# `clear_pool` in the gallery.)
+#
+# **Predict before you run:** this one also drops the new generation in the race above. Which
+# other check do you expect to name it?
+
+
+# %%
+# EXERCISE: another tempting wrong fix, to run and see rejected: empty the whole pool
+class ClearPoolKVReceiver(reference.fixed.KVReceiver):
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        with self.kv_mgr.connection_lock:
+            self.kv_mgr.connection_pool.clear()
+        self._connection_pool_entries.clear()
+
+
+# %%
+exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ClearPoolKVReceiver}))
+
+# %% [markdown]
+# `other-prefill-survives` names the cost: a failure on one prefill throws away every other
+# prefill's entries too, and each of them then pays a `/route` fetch and a re-registration on
+# its next request. A fix must drop exactly what failed: this receiver's entries, and only
+# while they are still the cached objects.
+
+# %% [markdown]
 # ## Discussion questions
 #
 # 1. The heartbeat probes `/health` on the bootstrap server, not the ranks. What would a probe

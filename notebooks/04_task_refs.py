@@ -412,6 +412,44 @@ exercises.check_fix(
 # owner (`self`), which is what the asyncio documentation's `background_tasks` set does.
 
 # %% [markdown]
+# ### Another tempting wrong fix
+#
+# "The bug report was about the watchdog": keep a reference to that one loop, on `self`. The
+# listener parks on the result socket and the sweep in `asyncio.sleep`, both held by the event
+# loop today (the table in section 6). It is `hold_only_watchdog` in the gallery; here with the
+# fixed bootstrap server, so only the dispatcher is judged.
+#
+# **Predict before you run:** the story makes exactly the watchdog collectable. Will the story
+# pass? Will the checklist?
+
+
+# %%
+# EXERCISE: another tempting wrong fix, to run and see rejected: hold only the watchdog
+class WatchdogOnlyDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        asyncio.create_task(self._result_listener())  # noqa: RUF006
+        self.watchdog = asyncio.create_task(self._worker_watchdog())
+        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
+
+
+# %%
+exercises.check_fix(
+    "task-refs",
+    exercises.variant_from(
+        {"DPDispatcher": WatchdogOnlyDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+    ),
+)
+
+# %% [markdown]
+# The story passes; four checks do not. `listener-survives-gc` and `sweep-survives-gc` each
+# make one more loop collectable the same honest way (its reply board or its timer holds its
+# waiter weakly, `reference/lessons/task_refs/weak_world.py`): what a loop waits on is an
+# accident of today's code, so every loop needs the reference, not just the one that failed
+# last time (`two-dispatchers-independent` sees the same from two dispatchers). And
+# `ended-loops-released`: `self.watchdog` still holds the task after `close()` cancelled it,
+# where the set's done callback would have let it go.
+
+# %% [markdown]
 # ## Discussion questions
 #
 # 1. Upstream's four loops were not collectable in the released wiring. Was
