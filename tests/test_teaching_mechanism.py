@@ -170,3 +170,11 @@ def test_explore_says_in_one_line_why_it_found_nothing():
     found = explorer.explore("stale-bootstrap", "hit-vs-eviction", variants=(), impls=["no.such.module"])
     assert found.findings == () and found.error and "\n" not in found.error
     assert repr(found).startswith("stale-bootstrap/hit-vs-eviction: ")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(importlib.util.find_spec("frontrun") is None, reason="needs frontrun (the test extra)")
+def test_an_explorer_that_overruns_is_stopped_and_said_so(monkeypatch):
+    monkeypatch.setattr(explorer, "BOUND", 0.2)
+    found = explorer.explore("stale-bootstrap", "hit-vs-eviction", variants=("fixed",))
+    assert found.findings == () and found.error == "the explorer did not finish within 0.2 s"

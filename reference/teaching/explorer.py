@@ -1,15 +1,15 @@
 """The interleaving explorer's verdict, from a notebook cell.
 
 `python -m reference --explore` (reference/explore/) runs a race's threads under
-frontrun's DPOR, which needs its own process environment (a preload library); the
-command re-executes itself under it. A notebook kernel cannot, so `explore` runs that
-command in a child process (`--json`, bounded) and prints what it found: per variant the
-verdict and symptom (for `ok`, "holds over all N interleavings"), then each
-counterexample's replay command and two-lane trace. Wall-clock times are left out, and
-so is the number of interleavings behind an `ok` (frontrun's count of distinct
-interleavings varies from run to run: 31 to 60 for one property here; the verdict does
-not), so a committed output stays the same. Without frontrun installed it prints the
-command's one-line error instead.
+frontrun's DPOR, which needs its own process environment (a preload library). A notebook
+kernel does not have it, so `explore` runs that command in a child process given
+frontrun's environment (`--json`, bounded: one that overruns is killed and said so) and
+prints what it found: per variant the verdict and symptom (for `ok`, "holds over all N
+interleavings"), then each counterexample's replay command and two-lane trace.
+Wall-clock times are left out, and so is the number of interleavings behind an `ok`
+(frontrun's count of distinct interleavings varies from run to run: 31 to 60 for one
+property here; the verdict does not), so a committed output stays the same. Without
+frontrun installed it prints the command's one-line error instead.
 """
 
 from __future__ import annotations
@@ -67,6 +67,16 @@ def _claim(lesson: str, prop: str) -> str:
     return found[0]
 
 
+def _frontrun_env() -> dict[str, str]:
+    """This environment plus frontrun's (as `frontrun python ...` sets it up), so the child is
+    the explorer itself and a timeout here stops it; without frontrun, the command says why."""
+    try:
+        from frontrun import cli as frontrun_cli
+    except ImportError:
+        return dict(os.environ)
+    return dict(frontrun_cli._build_env(frontrun_cli._find_preload_library()))
+
+
 def explore(
     lesson: str,
     prop: str,
@@ -78,13 +88,16 @@ def explore(
     heading = f"{lesson}/{prop}: {_claim(lesson, prop)}"
     args = ["--explore", "--lesson", lesson, "--property", prop, "--json"]
     args += [a for v in variants for a in ("--variant", v)] + [a for m in impls for a in ("--impl", m)]
-    env = dict(os.environ)
+    env = _frontrun_env()
     paths = [str(CHECKOUT), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    done = subprocess.run(
-        [sys.executable, "-m", "reference", *args],
-        capture_output=True, text=True, timeout=BOUND, env=env, check=False,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "reference", *args],
+            capture_output=True, text=True, timeout=BOUND, env=env, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return Exploration(heading, (), error=f"the explorer did not finish within {BOUND:g} s")
     try:
         findings = tuple(json.loads(done.stdout)["explorations"])
     except (json.JSONDecodeError, KeyError):
