@@ -20,15 +20,35 @@
 # components: the multimodal encoder's DP dispatcher and the bootstrap server's cleanup task.
 #
 # What you will do, in about an hour: read what upstream saw (and what it argued about), draw
-# the interleaving, run both components on the buggy form and watch `gc.collect()` destroy a
-# background loop mid-execution, read the fix as the real diff, run the fixed form, measure
-# honestly which awaits make a task collectable at all, look at what the fix leaves open, and
-# answer one question. Everything runs on the mock transport with a jump-ahead event loop, so
-# upstream's 180 s and 120 s timers pass instantly.
+# the interleaving, see where a background loop parks, call `DPDispatcher.start()` and start the
+# bootstrap server's cleanup yourself and watch `gc.collect()` destroy a loop mid-execution, run
+# the lesson's scenario on the buggy form, read the fix as the real diff (ours and upstream's),
+# run the fixed form, measure honestly which awaits make a task collectable at all, look at what
+# the fix leaves open, and write the fix yourself. Everything runs on the mock transport with a
+# jump-ahead event loop, so upstream's 180 s and 120 s timers pass instantly.
+#
+# **Learning objectives.** By the end you can:
+#
+# 1. explain why a task created with a bare `create_task` can be garbage-collected while it is
+#    still pending (the loop holds its tasks weakly), and what the process then silently loses;
+# 2. tell, for a given `await`, whether a lone task parked there is collectable: follow the
+#    references from the event loop (timers, selector readers) to the awaited future;
+# 3. call `DPDispatcher.start()` and the bootstrap server's `start()` yourself, then
+#    `gc.collect()`, and read which loops survived;
+# 4. write the fix (a set of strong references owned by the component, released by a done
+#    callback) and say why a local list is not enough;
+# 5. say what the fix leaves open: a loop that raises is still silently gone.
+#
+# **In a reading group** (about an hour): sections 1 and 2 (20 min), 3 to 5 (15 min), 6
+# (10 min), the exercises (15 min). Before each live cell there is a **Predict before you
+# run** question: answer it aloud, then run the cell. Discussion questions and a recap are at
+# the end.
 
 # %%
+import reference.buggy
+import reference.fixed
 from reference.lessons.task_refs import teaching as tasks
-from reference.teaching import diffs, exercises, plots, runs, sequences
+from reference.teaching import diffs, exercises, plots, runs, sequences, sources, upstream_hunks
 
 # %% [markdown]
 # ## 1. The story
@@ -81,6 +101,114 @@ plots.sequence_picture(sequences.interleaving("task-refs", "buggy"))
 plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
 
 # %% [markdown]
+# ### Where the watchdog parks
+#
+# The whole mechanism is in these lines: the exit board keeps its waiters in a set (a
+# `WeakSet` in the lesson's configuration, `hold_waiters=False`), the watchdog awaits
+# `exits.next()`, which parks it on a fresh `asyncio.Event`, and the pool's `post()` wakes it
+# when a worker exits. With a `WeakSet`, that Event is reachable only from the watchdog's own
+# frame, and the watchdog's task only from the loop's weak set of tasks:
+
+# %%
+tasks.parking_source()
+
+# %% [markdown]
+# ### The components, by hand
+#
+# A cell in Jupyter already runs inside an event loop, so `tasks.LoopLab()` gives the
+# components one of their own, on a worker thread: `lab.run(...)` awaits something there,
+# `lab.call(f)` calls `f()` there (so its `create_task` finds a running loop), and both let the
+# loop settle so that new tasks run until they park. The pool is two in-process DP workers
+# whose exits go to the weak board above.
+#
+# **Predict before you run:** after `dispatcher.start()` on the buggy form, how many tasks are
+# pending, and is anything of ours holding them?
+
+# %%
+lab = tasks.LoopLab()
+pool = lab.worker_pool()
+dispatcher = reference.buggy.DPDispatcher(pool, tasks.CONFIG)
+lab.run(pool.start())
+lab.call(dispatcher.start)  # three bare asyncio.create_task(...) calls
+lab.tasks()
+
+# %% [markdown]
+# **Predict before you run:** `gc.collect()` now runs on the loop's thread. Which of the three
+# loops are left? (Each parks on something different: the listener on the pool's reply queue,
+# the watchdog on the weak exit board, the sweep in `asyncio.sleep`.)
+
+# %%
+lab.collect_garbage()
+
+# %% [markdown]
+# **Predict before you run:** rank 1 now dies. Does the dispatcher notice?
+
+# %%
+lab.run(pool.kill(1))
+seen = {
+    "dead ranks the dispatcher knows of": set(dispatcher.dead_ranks),
+    "exits nobody read": pool.exits.unread,
+}
+lab.run(dispatcher.close())
+lab.close()
+seen
+
+# %% [markdown]
+# The watchdog is gone, so nobody reads the exit notice: no dead rank, and (section 3) its
+# in-flight requests wait for their 180 s timeout. The same calls on the fixed form:
+#
+# **Predict before you run:** what does `gc.collect()` destroy now, and does the dispatcher
+# learn that rank 1 died?
+
+# %%
+lab = tasks.LoopLab()
+pool = lab.worker_pool()
+dispatcher = reference.fixed.DPDispatcher(pool, tasks.CONFIG)
+lab.run(pool.start())
+lab.call(dispatcher.start)  # each task added to self.background_tasks
+seen = {"gc.collect()": lab.collect_garbage()}
+lab.run(pool.kill(1))
+seen |= {
+    "dead ranks the dispatcher knows of": set(dispatcher.dead_ranks),
+    "exits nobody read": pool.exits.unread,
+}
+lab.run(dispatcher.close())
+lab.close()
+seen
+
+# %% [markdown]
+# The bootstrap server runs its own event loop on its own thread; `server.start()` starts that
+# thread, which calls `_start_background_tasks(loop)` (upstream: inside `_run_server`) to start
+# the cleanup. Its cleanup waits for each 120 s round on a metronome that holds it weakly
+# (`reference/lessons/task_refs/bootstrap_probe.py`).
+#
+# **Predict before you run:** after `gc.collect()` on the server's thread, 8 rooms register
+# their DP rank and the clock jumps 250 s (past the 240 s an entry may live). How many
+# `room_to_dp_rank` entries are left, on each form?
+
+# %%
+bench = tasks.ServerBench(reference.buggy)
+bench.server.start()  # its thread runs _start_background_tasks(loop), then the loop
+seen = {"pending after start()": bench.tasks(), "gc.collect()": bench.collect_garbage()}
+bench.register_rooms(range(1, 9))  # POST /register_dp_rank for 8 rooms
+seen["after +250 s"] = bench.jump(250)
+bench.server.close()
+seen
+
+# %% [markdown]
+# **Predict before you run:** the same on the fixed form: how many cleanup rounds run in the
+# 250 s?
+
+# %%
+bench = tasks.ServerBench(reference.fixed)
+bench.server.start()
+seen = {"pending after start()": bench.tasks(), "gc.collect()": bench.collect_garbage()}
+bench.register_rooms(range(1, 9))
+seen["after +250 s"] = bench.jump(250)
+bench.server.close()
+seen
+
+# %% [markdown]
 # ## 3. The buggy form, live
 #
 # The scenario (`reference/lessons/task_refs/scenario.py`) runs two probes. The **DP dispatcher**: one
@@ -90,6 +218,9 @@ plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
 # register their DP rank and the clock jumps 250 s, past the 240 s an entry may live. The
 # verdict comes from what the components did. Command line:
 # `python -m reference --lesson task-refs --variant buggy`.
+#
+# **Predict before you run:** rank 1 had two requests in flight when it died. On the buggy form,
+# when are they answered, and with what?
 
 # %%
 buggy = runs.run("task-refs", "buggy")
@@ -104,6 +235,28 @@ print(runs.verdict_line(buggy).replace(" | ", "\n        "))
 diffs.fix_diff("task-refs")
 
 # %% [markdown]
+# Each method whole, before and after:
+
+# %%
+sources.before_after("DPDispatcher", "start")
+
+# %%
+sources.before_after("BootstrapServer", "_start_background_tasks")
+
+# %% [markdown]
+# **Upstream's own hunk**, beside ours: the methods [PR #33048](https://github.com/sgl-project/sglang/pull/33048)
+# touched, read from sglang's released code, 0.5.18 (the last release without it) against 0.5.19
+# (the first with it), from the wheels in `.cache/sglang/` (`bash ci/upstream.sh
+# --fetch-only` fetches them; without them the cell prints one line saying so). The dispatcher
+# moved from `encode_server.py` to `encoder/runtime.py` between the two releases, and other
+# changes made meanwhile show too; the fix is the `background_tasks` lines. Upstream starts
+# the bootstrap server's cleanup inside `_run_server`; ours has it in `_start_background_tasks`,
+# which the common `_run_server` calls.
+
+# %%
+upstream_hunks.upstream_hunks("task-refs")
+
+# %% [markdown]
 # A set of strong references, and `add_done_callback(set.discard)` so a finished task does not
 # stay in it forever. `discard` (not `remove`) tolerates a second call. Python 3.11's
 # `asyncio.TaskGroup` gives the same guarantee, plus error propagation, for tasks with a
@@ -111,6 +264,9 @@ diffs.fix_diff("task-refs")
 
 # %% [markdown]
 # ## 5. The fixed form, live
+#
+# **Predict before you run:** the same scenario on the fixed form: how fast do the two
+# in-flight requests fail, and where do the four new requests go?
 
 # %%
 fixed = runs.run("task-refs", "fixed")
@@ -140,7 +296,10 @@ plots.series_picture(
 # ## 6. The honest half, and what the fix leaves open
 #
 # **Was upstream's bug live?** Which awaits leave a lone task collectable, measured now on this
-# Python (each row parks one task, drops every reference of ours, runs `gc.collect()`):
+# Python (each row parks one task, drops every reference of ours, runs `gc.collect()`).
+#
+# **Predict before you run:** a task parked in `asyncio.sleep(3600)`: collectable or not? One
+# parked in `await asyncio.Event().wait()` on an Event only it knows?
 
 # %%
 print(tasks.collectability_table())
@@ -154,7 +313,9 @@ print(tasks.collectability_table())
 #
 # **A loop that raises is silently gone, fixed or not.** The reviewer's other point: the set
 # releases a task the moment it finishes, with or without an exception, and nothing retrieves
-# that exception. Here the stale-mapping sweep hits a bug on its first round:
+# that exception. Here the stale-mapping sweep hits a bug on its first round.
+#
+# **Predict before you run:** does the fixed form notice that its sweep died?
 
 # %%
 print(tasks.both_forms_swallowed())
@@ -251,6 +412,74 @@ exercises.check_fix(
 # owner (`self`), which is what the asyncio documentation's `background_tasks` set does.
 
 # %% [markdown]
+# ### Another tempting wrong fix
+#
+# "The bug report was about the watchdog": keep a reference to that one loop, on `self`. The
+# listener parks on the result socket and the sweep in `asyncio.sleep`, both held by the event
+# loop today (the table in section 6). It is `hold_only_watchdog` in the gallery; here with the
+# fixed bootstrap server, so only the dispatcher is judged.
+#
+# **Predict before you run:** the story makes exactly the watchdog collectable. Will the story
+# pass? Will the checklist?
+
+
+# %%
+# EXERCISE: another tempting wrong fix, to run and see rejected: hold only the watchdog
+class WatchdogOnlyDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        asyncio.create_task(self._result_listener())  # noqa: RUF006
+        self.watchdog = asyncio.create_task(self._worker_watchdog())
+        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
+
+
+# %%
+exercises.check_fix(
+    "task-refs",
+    exercises.variant_from(
+        {"DPDispatcher": WatchdogOnlyDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+    ),
+)
+
+# %% [markdown]
+# The story passes; four checks do not. `listener-survives-gc` and `sweep-survives-gc` each
+# make one more loop collectable the same honest way (its reply board or its timer holds its
+# waiter weakly, `reference/lessons/task_refs/weak_world.py`): what a loop waits on is an
+# accident of today's code, so every loop needs the reference, not just the one that failed
+# last time (`two-dispatchers-independent` sees the same from two dispatchers). And
+# `ended-loops-released`: `self.watchdog` still holds the task after `close()` cancelled it,
+# where the set's done callback would have let it go.
+
+# %% [markdown]
+# ## Discussion questions
+#
+# 1. Upstream's four loops were not collectable in the released wiring. Was
+#    [PR #33048](https://github.com/sgl-project/sglang/pull/33048) a bugfix or hardening, and
+#    should that change how it is tested?
+# 2. The author argued a GC test is inherently flaky. This lesson makes one deterministic by
+#    changing one thing (a waiter held weakly). Is that a faithful test of upstream's code, or
+#    of a different program?
+# 3. `add_done_callback(set.discard)` drops a task that ended with an exception, and the
+#    exception with it. What should a process-lifetime loop do when it fails: log, mark the
+#    component unhealthy, restart, crash the process?
+# 4. When is `asyncio.TaskGroup` the better tool, and why does it not fit a loop that lives
+#    as long as the server?
+# 5. Where else in a codebase would you look for a bare `create_task` (the AST scan below), and
+#    which awaits in your own code park on something only the task itself can reach?
+#
+# ## Recap
+#
+# - The event loop holds its tasks weakly. A pending task is kept alive only by what will
+#   wake it (a timer, a selector reader, a future someone else holds) or by a reference you
+#   keep; a bare `create_task` whose task parks on something only its own frame reaches is
+#   destroyed by the next `gc.collect()`, and "Task was destroyed but it is pending!" is the
+#   only trace.
+# - The fix: the owner keeps a set of its tasks and each task removes itself when done, so
+#   the reference lives as long as the owner (`self`), not as long as a local variable.
+# - Upstream's own loops waited on timers and sockets, so the bug was latent; one refactor to
+#   a weakly held waiter makes it live, as the scenario shows.
+# - Still open: a loop that raises ends silently in both forms
+#   ([issue #34434](https://github.com/sgl-project/sglang/issues/34434)).
+#
 # ## Going further
 #
 # - `python -m reference --lesson task-refs --transport loopback` runs the dispatcher with real

@@ -189,3 +189,24 @@ def test_a_lesson_without_explorations_says_so_and_judges_nothing():
     found = exercises.explorations("task-refs", reference.fixed)
     assert not found.findings and not found.inconclusive and found.verdicts() == []
     assert "task-refs has no exploration" in str(found)
+
+
+# Further tempting wrong fixes (by position among a notebook's `# EXERCISE:` cells), each one
+# the lesson's story accepts, and the check that must name it.
+FURTHER_WRONG = {
+    ("03_stale_bootstrap", 2): "other-prefill-survives",
+    ("04_task_refs", 2): "listener-survives-gc",
+}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("name", "index"), sorted(FURTHER_WRONG))
+def test_further_wrong_fixes_pass_the_story_and_are_named_by_a_check(name, index):
+    imports, pairs = _exercises(name)
+    assert len(pairs) > index, f"{name}: no exercise cell #{index}"
+    (exercise, _), (wrong, check) = pairs[0], pairs[index]
+    report = _report(name, imports, exercise + "\n\n" + wrong, check)
+    named = FURTHER_WRONG[(name, index)]
+    assert report.verdict == "bug", f"the tempting wrong fix is accepted:\n{report}"
+    assert "story" not in report.failing(), f"the story alone should accept it:\n{report}"
+    assert named in report.failing() and f"BUG     {named}" in str(report)

@@ -5,6 +5,8 @@ so that it is typed, linted and tested like the rest of the package:
 
 - `runs`: run a lesson against the shipped variants and print its verdicts;
 - `diffs`: the real `reference/buggy` -> `reference/fixed` diff, filtered by lesson;
+- `sources`: real source in a cell (a function as written; a method whole, before and after);
+- `explorer`: the interleaving explorer's verdicts and counterexample traces (a child process);
 - `tour`: one request through every component, step by step, its messages recorded;
 - `sequences` and `plots`: interleavings as sequence pictures, scenario timelines and
   counters as charts (matplotlib, drawn headless with the Agg canvas);

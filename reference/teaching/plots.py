@@ -165,22 +165,30 @@ def timeline_picture(
     spans: Mapping[str, Sequence[Span]] | None = None,
     ticks: Mapping[str, Sequence[float]] | None = None,
     tick_label: str = "probe",
+    event_lines: Sequence[str] = (),
 ) -> Picture:
     """One lane per result, a marker and a label per timeline event.
 
     `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
     green when healthy, grey and hatched when not. `ticks` (by variant name) marks instants
-    on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`.
+    on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`. Events
+    named in `event_lines` (e.g. a restart) are not a lane's marker but a dashed grey line
+    across every lane, labelled once at the top.
     """
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
+    lines = {(e.t, e.what, e.detail) for r in results for e in r.timeline if e.what in event_lines}
+    for t, what, text in sorted(lines):
+        ax.axvline(t, **EVENT_LINE)
+        box = {"boxstyle": "round", "fc": "white", "ec": "none"}
+        ax.text(t, len(results) - 0.2, f"{what}\n{text}", ha="center", va="center", fontsize=7.5, bbox=box)
     for lane, result in enumerate(results):
         ax.axhline(lane, color="#dddddd", linewidth=1)
         for start, end, label, healthy in (spans or {}).get(result.variant, ()):
             _draw_span(ax, lane, start, end, label, healthy)
         probes = list((ticks or {}).get(result.variant, ()))
         ax.plot(probes, [lane] * len(probes), "|", color="#212121", markersize=16, markeredgewidth=1.5)
-        for index, event in enumerate(result.timeline):
+        for index, event in enumerate(e for e in result.timeline if e.what not in event_lines):
             ax.plot(event.t, lane, "o", color=colour(result.variant))
             offset = 0.18 if index % 2 == 0 else -0.3
             text = f"{event.what}\n{event.detail}" if event.detail else event.what
@@ -189,7 +197,7 @@ def timeline_picture(
         ax.plot([], [], "|", color="#212121", markersize=10, markeredgewidth=1.5, label=tick_label)
         ax.legend(loc="upper right", fontsize=8)
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
-    ax.set_ylim(-0.7, len(results) - 0.3)
+    ax.set_ylim(-0.7, len(results) + (0.1 if lines else -0.3))
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=11, loc="left")
     ax.margins(x=0.12)

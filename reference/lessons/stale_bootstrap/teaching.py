@@ -11,6 +11,12 @@ real receivers of the form it is given:
   socket cache; the fix drops the cache entry, not the sockets (as upstream).
 - `slow_prefill`: the review question "what if the prefill is only slow?", answered by
   `reference/lessons/stale_bootstrap/slow_prefill.py`.
+
+And for the notebook's mechanism cells: `Bench`, a decode manager and one restartable
+prefill rank on the mock network, on which the notebook calls `KVReceiver(...)`,
+`init()`, `send_metadata()`, `poll()` and `clear()` itself; `restart_timeline`, one
+request stream across a restart in virtual seconds with every heartbeat probe (all
+answered); and the source of the code that orders two receivers in the checks.
 """
 
 from __future__ import annotations
@@ -24,11 +30,15 @@ import reference.fixed
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
-from reference.harness.result import Event
+from reference.harness.result import Event, Result, Verdict
+from reference.lessons.stale_bootstrap import check_world, checks_sharing, scripted
 from reference.lessons.stale_bootstrap import slow_prefill as slow_check
+from reference.lessons.stale_bootstrap.world import CONFIG, open_world
 from reference.prefill.mock import MockPrefill
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
+from reference.teaching.plots import Span
+from reference.teaching.sources import Source, source
 from reference.transport.mock import MockNetwork, MockPushSocket
 
 ADDR = "10.0.0.1:8998"
@@ -190,3 +200,91 @@ def check_exercise(answer: object) -> Feedback:
 def ports_of(event: Event) -> str:
     """The ports a scenario request used, from its timeline detail ("room R via ports A,B")."""
     return event.detail.rsplit(" ", 1)[-1] if " via ports " in event.detail else ""
+
+
+class Bench:
+    """A decode `KVManager` (its KV memory listening) and one prefill rank behind `ADDR`, on
+    the mock network: the notebook builds receivers on it and calls them itself. Prints
+    what the decode has cached, where the prefill listens now, and how often `/route` was
+    asked."""
+
+    def __init__(self, variant: ModuleType) -> None:
+        self.net, self.prefill, self.manager = _world(variant)
+
+    def cached_ports(self) -> dict[str, list[int]]:
+        with self.manager.connection_lock:
+            pool = dict(self.manager.connection_pool)
+        return {key: [int(info["rank_port"]) for info in infos] for key, infos in pool.items()}
+
+    def look(self, receiver: Any) -> str:
+        """One receiver's state and the cache's, after the calls the cell made."""
+        used = [int(info["rank_port"]) for info in receiver.bootstrap_infos or []]
+        why = self.manager.failure_records.get(receiver.bootstrap_room)
+        return (
+            f"room {receiver.bootstrap_room}: poll() = {KVPoll(receiver.poll()).name}, via port(s) {used}"
+            + (f" ({why})" if why else "")
+            + f"\n  {self}"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"connection_pool {self.cached_ports()}; the prefill listens on {self.prefill.rank_ports}; "
+            f"GET /route so far: {self.net.route_fetches}"
+        )
+
+
+def interleaving_source() -> Source:
+    """How the checks put a second receiver "beside" the first: a step scripted at the
+    first receiver's `GET /route`, run on its thread at that instant, as another thread
+    could (or deferred, when the first holds `connection_lock`, as another would block)."""
+    return source(
+        checks_sharing._fill_concurrently,
+        check_world.CheckWorld.beside,
+        scripted.ScriptedNetwork.get_route,
+    )
+
+
+def restart_timeline(
+    variant: ModuleType, before: int = 1, after: int = 2
+) -> tuple[Result, list[Span], list[float]]:
+    """The lesson's request stream in virtual seconds: `before` requests, a prefill restart,
+    `after` more. Returns a timeline `Result` (verdict `bug` when no request after the
+    restart succeeded, else `ok`), each request's span (grey when it failed), and the
+    instants the heartbeat probed `/health` (every `heartbeat_interval`; checked against
+    the rounds the heartbeat counted, and that none missed)."""
+    timeline: list[Event] = []
+    spans: list[Span] = []
+    outcomes = []
+    with open_world(variant, "mock") as world:
+        world.start()
+        start, rounds = world.clock.now(), world.manager.heartbeat_rounds
+        for room in range(1, before + after + 1):
+            if room == before + 1:
+                old = list(world.prefill.rank_ports)
+                world.prefill.restart()
+                restart_at = world.clock.now() - start
+                timeline.append(
+                    Event(restart_at, "prefill restart", f"ports {old} -> {world.prefill.rank_ports}")
+                )
+            world.tick()
+            begun = world.clock.now() - start
+            outcome = world.request(room)
+            ended = world.clock.now() - start
+            outcomes.append(outcome)
+            ok = outcome.status == KVPoll.Success
+            ports = ",".join(map(str, outcome.ports))
+            timeline.append(Event(ended, KVPoll(outcome.status).name, f"room {room} via {ports}"))
+            if ended > begun:
+                spans.append((begun, ended, "waiting for KV" if not ok else "", ok))
+        end, counted = world.clock.now() - start, world.manager.heartbeat_rounds - rounds
+        misses = max(world.manager.heartbeat_failures.values(), default=0)
+    interval = CONFIG.heartbeat_interval
+    probes = [interval * k for k in range(1, int(end / interval + 1e-9) + 1)]
+    if len(probes) != counted or misses:
+        raise RuntimeError(
+            f"expected {len(probes)} answered probes, the heartbeat counted {counted} ({misses} missed)"
+        )
+    recovered = any(o.status == KVPoll.Success for o in outcomes[before:])
+    verdict: Verdict = "ok" if recovered else "bug"
+    result = Result("stale-bootstrap", _name(variant), "mock", verdict, verdict, "", timeline=timeline)
+    return result, spans, probes
