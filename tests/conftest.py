@@ -73,9 +73,57 @@ async def no_leaked_tasks():
         pytest.fail(f"tasks left pending: {leaked}", pytrace=False)
 
 
+# The slow tier (`-m slow`): tests that start real processes, servers, sockets, KV
+# backends, notebook kernels or child interpreters, fuzz, or wait out a time bound.
+# `pytest -m "not slow"` is the quick tier (in-process, mock transport, virtual clock):
+# every lesson, check, exploration, revert and mutation sample. ci/test.sh runs both.
+SLOW_MODULES = {
+    "test_dataplane.py": "real KV backends (torch, NIXL, Mooncake) between processes",
+    "test_bootstrap_fuzz.py": "1,000+ generated requests to a real server",
+    "test_bootstrap_rawfuzz.py": "malformed HTTP to a real server",
+    "test_bootstrap_wedge.py": "10,000 requests to a server in a child process",
+    "test_bootstrap_connections.py": "a real server and its read timeouts",
+    "test_jupyter_lab.py": "starts JupyterLab",
+    "test_notebook_render.py": "executes a notebook in a kernel",
+    "test_notebook_exercises.py": "executes the notebooks' exercise cells",
+    "test_impl_bound.py": "child interpreters hitting their time bounds",
+    "test_isolation.py": "forked workers killed at their time bounds",
+    "test_cli_bad_input.py": "the CLI as a child process, bounds included",
+    "test_leftovers.py": "pytest in a child process",
+}
+SLOW_TESTS = {  # one test of an otherwise quick module: the CLI or pytest as a child process
+    "test_protocol.py::test_cli_impl_by_path_and_by_name",
+    "test_protocol.py::test_pytest_impl_runs_every_lesson_against_the_module",
+    "test_protocol.py::test_pytest_impl_collects_only_the_checks_and_explorations",
+    "test_protocol.py::test_pytest_impl_takes_a_path_after_a_space",
+    "test_cli.py::test_in_process_gives_the_same_verdicts_as_the_isolated_workers",
+    "test_task_refs_taskcheck.py::test_cli_exit_codes_and_one_line_errors",
+    "test_task_refs_taskcheck.py::test_lint_flags_a_bare_create_task_except_in_buggy",
+    "test_task_refs_taskcheck.py::test_a_test_ending_with_a_pending_task_fails",
+    "test_exercise_template.py::test_template_shows_every_bug_under_impl",
+    "test_dataplane_cli.py::test_the_backend_shows_in_json_and_table_only_when_asked_for",
+    "test_bootstrap_server.py::test_cli_serves_health_survives_a_malformed_put_and_stops_on_sigint",
+    "test_bootstrap_server.py::test_cli_bad_flags_get_one_line",
+    "test_bootstrap_server.py::test_cli_on_a_busy_port_gets_one_line_and_exit_1",
+    "test_bootstrap_server.py::test_cli_warns_in_one_line_before_binding_anything_but_loopback",
+}
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    module, _, name = item.nodeid.split("[")[0].rpartition("/")[2].partition("::")
+    return (
+        item.get_closest_marker("loopback") is not None  # real sockets between processes
+        or module in SLOW_MODULES
+        or f"{module}::{name}" in SLOW_TESTS
+    )
+
+
 def pytest_collection_modifyitems(items):
-    """Give every coroutine test `no_leaked_tasks`, set up first so it checks last."""
+    """Mark the slow tier; give every coroutine test `no_leaked_tasks`, set up first so it
+    checks last."""
     for item in items:
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)
         if (
             inspect.iscoroutinefunction(getattr(item, "obj", None))
             and "no_leaked_tasks" not in item.fixturenames
