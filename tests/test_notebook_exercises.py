@@ -7,6 +7,9 @@ each `# EXERCISE:` cell and the `check_fix` cell after it), through the same hel
 - as committed, the learner's cell holds the buggy code: the checklist says `bug`;
 - with the right answer filled in (below, as a learner would write it): `ok`;
 - the notebook's tempting wrong fix: `bug`, caught by the named check.
+
+`06_hardened` hardens the fixed form: its learner subclasses `reference.fixed`'s component and
+`reference.teaching.hardened` fills the rest from `reference.fixed`.
 """
 
 import ast
@@ -71,6 +74,13 @@ class BootstrapServer(reference.buggy.BootstrapServer):
         for task in self.loops:
             task.add_done_callback(self.loops.discard)
 """,
+    "06_hardened": """# EXERCISE: the right answer
+class KVManager(reference.fixed.KVManager):
+    def record_failure(self, bootstrap_room, reason):
+        with self.failure_lock:
+            if bootstrap_room in self.request_status:
+                self.failure_records[bootstrap_room] = reason
+""",
 }
 # The check that must name each notebook's tempting wrong fix.
 WRONG_CAUGHT_BY = {
@@ -78,6 +88,7 @@ WRONG_CAUGHT_BY = {
     "02_live_set_race": "story",
     "03_stale_bootstrap": "replacement-survives",
     "04_task_refs": "story",
+    "06_hardened": "story",
 }
 
 
@@ -99,7 +110,8 @@ def _exercises(name: str) -> tuple[str, list[tuple[str, str]]]:
     cells = _cells(name)
     pairs = [(cells[i], cells[i + 1]) for i, src in enumerate(cells) if src.startswith(MARK)]
     assert len(pairs) >= 2, f"{name}: needs the learner's exercise and a tempting wrong fix"
-    assert all("exercises.check_fix(" in check for _, check in pairs), f"{name}: a check cell follows each"
+    # 06 hardens the fixed form: its checker is `hardened.check_fix`, over `exercises.check_fix`.
+    assert all(".check_fix(" in check for _, check in pairs), f"{name}: a check cell follows each"
     return cells[0], pairs
 
 
