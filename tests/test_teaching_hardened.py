@@ -109,6 +109,15 @@ def test_recovery_table_shows_every_repetition():
     assert hardened.median_first_success_ms(RECOVERY, "buggy") is None
 
 
+def test_set_up_lines_come_from_the_run_itself():
+    setup = hardened.recovery_setup({"mode": "m", "config": {"receivers": 3, "waiting_timeout_s": 2.0}})
+    assert setup.startswith("m run: 3 decode ranks at ? requests/s each;") and "waiting timeout 2.0" in setup
+    overhead = {"pairs": [{"case": "receiver set-up on a miss (loopback)", "buggy": {"ns_per_op": 2.5e7},
+                           "fixed": {"ns_per_op": 3e6}}]}  # fmt: skip
+    assert hardened.miss_setup_ms(overhead) == {"buggy": 25.0, "fixed": 3.0}
+    assert hardened.miss_setup_ms({"pairs": []}) == {}
+
+
 def test_recovery_picture_marks_never_medians_and_the_target():
     pytest.importorskip("matplotlib", reason="plots need the `notebooks` extra (matplotlib)")
     picture = hardened.recovery_picture(RECOVERY)

@@ -257,6 +257,30 @@ def _per_run(values: Sequence[float | None]) -> str:
     return " ".join(f"{v:.0f}" if v is not None else "never" for v in values)
 
 
+def recovery_setup(recovery: Mapping[str, Any]) -> str:
+    """How the run was set up, from its own `config` (a later run may differ)."""
+    c = recovery.get("config", {})
+    parts = [
+        f"{c.get('receivers', '?')} decode ranks at {c.get('rate_per_receiver', '?')} requests/s each",
+        f"prefill TP {c.get('prefill_tp_size', '?')}",
+        f"killed and restarted {c.get('before_s', '?')} s in",
+        f"horizon {c.get('horizon_s', '?')} s",
+        f"{c.get('repetitions', '?')} repetitions per form and socket setting",
+        f"waiting timeout {c.get('waiting_timeout', c.get('waiting_timeout_s', '?'))}",
+        f"heartbeat {c.get('heartbeat', '?')}",
+    ]
+    return f"{recovery.get('mode', '?')} run: " + "; ".join(parts)
+
+
+def miss_setup_ms(overhead: Mapping[str, Any]) -> dict[str, float]:
+    """One receiver set-up on a cache miss over loopback (route fetch, registration,
+    metadata), median per form in milliseconds, from the same run's overhead benchmark."""
+    pair = next((p for p in overhead["pairs"] if p["case"].startswith("receiver set-up on a miss")), None)
+    if pair is None:
+        return {}
+    return {v: round(pair[v]["ns_per_op"] / 1e6, 1) for v in VARIANTS if isinstance(pair.get(v), dict)}
+
+
 def recovery_table(recovery: Mapping[str, Any]) -> str:
     """Per socket setting and variant, one value per repetition: requests that failed on the
     old process's ports, requests sent after the registration that failed, and when the first
@@ -355,22 +379,41 @@ def _wheel(version: str) -> Path | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _methods(wheel: Path) -> dict[str, tuple[str, int, tuple[str, ...]]]:
-    """`Class.method` -> (file, first line, source lines) for every method in the package."""
-    found: dict[str, tuple[str, int, tuple[str, ...]]] = {}
+def _texts(wheel: Path) -> dict[str, str]:
+    """The package's `disaggregation` sources in `wheel`, by path."""
     with zipfile.ZipFile(wheel) as archive:
-        for name in sorted(n for n in archive.namelist() if n.startswith(DISAGG) and n.endswith(".py")):
-            text = archive.read(name).decode("utf-8")
-            lines = text.splitlines()
-            for cls in ast.parse(text).body:
-                if not isinstance(cls, ast.ClassDef):
-                    continue
-                for fn in cls.body:
-                    if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-                        key = f"{cls.name}.{fn.name}"
-                        start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-                        found.setdefault(key, (name, start, tuple(lines[start - 1 : fn.end_lineno])))
+        names = sorted(n for n in archive.namelist() if n.startswith(DISAGG) and n.endswith(".py"))
+        return {name: archive.read(name).decode("utf-8") for name in names}
+
+
+@functools.lru_cache(maxsize=32)
+def _tree(wheel: Path, name: str) -> ast.Module:
+    return ast.parse(_texts(wheel)[name])
+
+
+@functools.lru_cache(maxsize=64)
+def _classes(wheel: Path, cls: str) -> dict[str, tuple[str, int, tuple[str, ...]]]:
+    """`Class.method` -> (file, first line, source lines) for every method of the class named
+    `cls` (the first file that defines it wins); only files whose text defines it are parsed."""
+    found: dict[str, tuple[str, int, tuple[str, ...]]] = {}
+    defines = re.compile(rf"^class {re.escape(cls)}\b", re.MULTILINE)
+    for name, text in _texts(wheel).items():
+        if not defines.search(text):
+            continue
+        lines = text.splitlines()
+        for node in _tree(wheel, name).body:
+            if not (isinstance(node, ast.ClassDef) and node.name == cls):
+                continue
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    start = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+                    source = tuple(lines[start - 1 : fn.end_lineno])
+                    found.setdefault(f"{cls}.{fn.name}", (name, start, source))
     return found
+
+
+def _method(wheel: Path, method: str) -> tuple[str, int, tuple[str, ...]] | None:
+    return _classes(wheel, method.split(".", 1)[0]).get(method)
 
 
 @dataclass(frozen=True)
@@ -394,7 +437,7 @@ def upstream_change(method: str, before: str = "0.5.19", after: str = "0.5.23") 
                 f"(fetch them with: {FETCH}); the releases: {PYPI}{before}/ and {PYPI}{after}/",
             )
         )
-    found = {version: _methods(path).get(method) for version, path in wheels.items() if path is not None}
+    found = {version: _method(path, method) for version, path in wheels.items() if path is not None}
     head = [f"{method}, sglang {before} ({PYPI}{before}/) -> {after} ({PYPI}{after}/)"]
     old, new = found[before], found[after]
     if old is None and new is None:
@@ -467,7 +510,9 @@ __all__ = [
     "harden_diff",
     "hardened_targets",
     "median_first_success_ms",
+    "miss_setup_ms",
     "recovery_picture",
+    "recovery_setup",
     "recovery_table",
     "status_rules",
     "steps",
