@@ -174,7 +174,8 @@ hardened.harden_diff("restart-recovery")
 #
 # **Predict before you run:** the design says hardened never sends to a dead port once the
 # disconnect is seen. Which row of the picture tests that claim, and what should it show for
-# hardened? Which row depends most on how loaded the machine was?
+# hardened? Could waiting for the prefill (design point 2) cost anything that shows in the
+# picture?
 
 # %%
 summary = bench.load("summary")
@@ -187,20 +188,28 @@ print(hardened.recovery_table(recovery_run))
 hardened.recovery_picture(recovery_run)
 
 # %% [markdown]
-# How to read it:
+# How to read it, row by row:
 #
-# - **Top row, failed on the old ports** (the stale cache's cost): buggy fails every request
-#   after the restart; fixed loses about one per decode rank (each rank discovers the stale
-#   entry once); hardened should stay on the dotted zero line.
-# - **Middle row, failed while no prefill was registered:** a request that waits longer than
-#   the (shortened) waiting timeout for a prefill to come back fails in any form. Fixed fails all
-#   of them at once; hardened holds them and fails only those that outwait the timeout. Buggy
-#   shows none, because it never asks the bootstrap server: it keeps sending to the dead ports
-#   (top row).
-# - **Bottom row, first success after the registration:** what the 10 ms target measures. A
-#   run marked "never" recovered nowhere within the run's horizon (for hardened that happens
-#   when the new prefill registered after the horizon, which a heavily loaded machine can cause:
-#   compare the `registered` times in `05_benchmarks`).
+# - **New prefill registered, after the kill:** how long the new process took to come back,
+#   which no form controls directly. Compare hardened's dots with the others' (below).
+# - **Failed on the old ports** (the stale cache's cost): buggy fails every request after the
+#   restart; fixed loses about one per decode rank (each rank discovers the stale entry once);
+#   hardened should stay on the dotted zero line.
+# - **Failed while no prefill was registered:** requests that asked the bootstrap server for a
+#   route while none was registered. Fixed fails such a request at once; hardened holds it and
+#   fails it only if it outwaits the (shortened) waiting timeout. Buggy never asks (it keeps
+#   sending to the dead ports, row above), and on upstream's sockets fixed asks only once a
+#   waiting timeout has ended a stale request, so few of its requests get here.
+# - **First success after the registration:** what the 10 ms target measures. A run marked
+#   "never" had no success within the run's horizon.
+#
+# **A cost this picture can show.** If hardened's registration dots sit above buggy's and
+# fixed's, that is the price of waiting: every waiting request retries `GET /route` every
+# millisecond (`RETRY_S` in the diff above), and several decode ranks with tens of waiting
+# requests each send thousands of fetches a second at a prefill that is starting up on the
+# same cores. `benchmarks/README.md` measured this on the committed run and names the next
+# step, which is not done: one shared retry per prefill address per decode rank, backing off on
+# a 503 while the new prefill registers its ranks.
 #
 # And the targets the benchmark checks for the hardened form, as the run recorded them, then the
 # median first success after the registration per form, in milliseconds (over the runs that had
@@ -214,15 +223,17 @@ print(hardened.hardened_targets(summary))
 
 # %% [markdown]
 # A missed target is a finding, not an error. The first success after a restart includes one
-# whole cache-miss set-up (route fetch, registration, metadata over loopback); here is what one
-# took in the same run, median per form, in milliseconds:
+# whole cache-miss set-up (route fetch, registration, metadata, the KV transfer and its report,
+# over loopback); here is what one took in the same run, median per form, in milliseconds:
 
 # %%
 hardened.miss_setup_ms(bench.load("overhead"))
 
 # %% [markdown]
-# When that alone is near or above 10 ms (a loaded machine), the 10 ms target measures the
-# machine more than the design; the lesson above shows the design's 0 ms on virtual time, and
+# That set-up, plus the benchmark's request stream polling every millisecond, is the floor
+# under the first success; the closer it comes to 10 ms (a slower or loaded machine), the more
+# the 10 ms target measures the machine rather than the design. The lesson above shows the
+# design's 0 ms on virtual time, and
 # `python -m reference --lesson restart-recovery --transport loopback` runs it with real
 # processes. The cache-hit target is lesson `stale-bootstrap`'s: hardened reads the pool with one
 # atomic `dict.get` and no lock (`hardened.harden_diff("stale-bootstrap")`).
@@ -531,8 +542,12 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 # 6. Supervised loops: restarting a loop that raises can hide a bug that raises on every
 #    iteration. How does the back-off (0.1 s doubling to 5 s) and the per-loop restart count
 #    help an operator tell "a transient error" from "a broken loop"?
-# 7. The benchmark missed some hardened targets on a loaded machine. How would you design a
-#    target that measures the design rather than the machine?
+# 7. Hardened's waiting requests each retry `GET /route` every millisecond, which can slow the
+#    very prefill they wait for. Sketch the shared retry (one per prefill address per decode
+#    rank, backing off on 503): what must a request that joins a retry already in flight get
+#    when it succeeds, and what when the waiting timeout ends it?
+# 8. The benchmark can miss a hardened target on a slow or loaded machine. How would you design
+#    a target that measures the design rather than the machine?
 
 # %% [markdown]
 # ## Recap
@@ -546,7 +561,9 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 #   tagged with the lesson it closes.
 # - Restart recovery is the one with a real design choice: learn of the dead prefill from the
 #   socket's disconnect, wait for its successor, resend what it never answered; measured in
-#   the committed benchmark run, where the stale failures go to zero.
+#   the committed benchmark run, where the stale failures go to zero, and with a cost to read
+#   off the same run: waiting requests retry the route every millisecond, which can slow the
+#   restarted prefill's registration.
 # - Upstream closed part of this since (0.5.20's opening-status rule, 0.5.23's guarded `abort()`,
 #   mori's helper removed); the late status after a room id's reuse, the restarted prefill's
 #   stale route and unsupervised loops are still open in 0.5.23.

@@ -78,9 +78,9 @@ def test_steps_print_each_forms_detail_per_step():
         hardened.steps(runs.run_all("restart-recovery", hardened.VARIANTS))
 
 
-def _run(stale, first, down=0, after=0):
+def _run(stale, first, down=0, after=0, registered=0.9):
     return {"stale_failures": stale, "failed_while_down": down, "failed_after_registered": after,
-            "first_success_after_registered_s": first}  # fmt: skip
+            "first_success_after_registered_s": first, "registered_after_s": registered}  # fmt: skip
 
 
 RECOVERY = {
@@ -91,7 +91,7 @@ RECOVERY = {
             "variants": {
                 "buggy": {"runs": [_run(20, "never", after=5), _run(22, "never", after=6)]},
                 "fixed": {"runs": [_run(4, 0.019), _run(3, 0.075)]},
-                "hardened": {"runs": [_run(0, 0.011, down=8), _run(0, "never", down=24)]},
+                "hardened": {"runs": [_run(0, 0.011, down=8, registered=1.7), _run(0, "never", down=24)]},
             },
         }
     ],
@@ -101,9 +101,9 @@ RECOVERY = {
 def test_recovery_table_shows_every_repetition():
     rows = hardened.recovery_table(RECOVERY).splitlines()
     assert rows[0].split("  ")[0] == "sockets" and rows[0].endswith("first success after it, ms")
-    assert rows[1].split()[-7:] == ["buggy", "20", "22", "5", "6", "never", "never"]
+    assert rows[1].split()[-9:] == ["buggy", "0.9", "0.9", "20", "22", "5", "6", "never", "never"]
     assert rows[2].split()[-6:] == ["4", "3", "0", "0", "19", "75"]
-    assert rows[3].split()[-2:] == ["11", "never"]
+    assert rows[3].split()[-8:-6] == ["1.7", "0.9"] and rows[3].split()[-2:] == ["11", "never"]
     assert hardened.median_first_success_ms(RECOVERY, "fixed") == 47.0
     assert hardened.median_first_success_ms(RECOVERY, "hardened") == 11.0
     assert hardened.median_first_success_ms(RECOVERY, "buggy") is None

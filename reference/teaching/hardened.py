@@ -253,8 +253,12 @@ def _sweeps(recovery: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Sequenc
     ]
 
 
-def _per_run(values: Sequence[float | None]) -> str:
-    return " ".join(f"{v:.0f}" if v is not None else "never" for v in values)
+def _per_run(values: Sequence[float | None], digits: int = 0) -> str:
+    return " ".join(f"{v:.{digits}f}" if v is not None else "never" for v in values)
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 def recovery_setup(recovery: Mapping[str, Any]) -> str:
@@ -282,12 +286,20 @@ def miss_setup_ms(overhead: Mapping[str, Any]) -> dict[str, float]:
 
 
 def recovery_table(recovery: Mapping[str, Any]) -> str:
-    """Per socket setting and variant, one value per repetition: requests that failed on the
-    old process's ports, requests sent after the registration that failed, and when the first
-    success came after the registration (milliseconds: the notebook renderer blanks "N ms",
+    """Per socket setting and variant, one value per repetition: when the new prefill had
+    registered (seconds after the kill), requests that failed on the old process's ports,
+    requests sent after the registration that failed, and when the first success came after
+    the registration (milliseconds, in the header only: the notebook renderer blanks "N ms",
     which is right for live durations, not for these committed ones)."""
     rows = [
-        ("sockets", "variant", "stale failures", "failed after registration", "first success after it, ms")
+        (
+            "sockets",
+            "variant",
+            "registered, s",
+            "stale failures",
+            "failed after it",
+            "first success after it, ms",
+        )
     ]
     for label, variants in _sweeps(recovery):
         for name, reps in variants.items():
@@ -295,6 +307,7 @@ def recovery_table(recovery: Mapping[str, Any]) -> str:
                 (
                     label,
                     name,
+                    _per_run([_seconds(r.get("registered_after_s")) for r in reps], digits=1),
                     _per_run([r["stale_failures"] for r in reps]),
                     _per_run([r["failed_after_registered"] for r in reps]),
                     _per_run([_ms(r["first_success_after_registered_s"]) for r in reps]),
@@ -304,12 +317,14 @@ def recovery_table(recovery: Mapping[str, Any]) -> str:
 
 
 def recovery_picture(recovery: Mapping[str, Any], target_ms: float = 10.0) -> Picture:
-    """Rows: stale failures, "no prefill" failures, first success after the registration;
-    columns: socket settings; one dot per repetition in the variant's colour."""
+    """Rows: when the new prefill registered, stale failures, "no prefill" failures, first
+    success after the registration; columns: socket settings; one dot per repetition in the
+    variant's colour."""
     from reference.teaching.plots import RunsPanel, runs_picture  # matplotlib: only for a picture
 
     columns = _sweeps(recovery)
     metrics = (
+        ("new prefill registered, after the kill", "seconds", "registered_after_s", None, ""),
         ("failed on the old ports", "stale failures per run", "stale_failures", 0.0, "should be 0"),
         ("failed while no prefill was registered", "failures per run", "failed_while_down", None, ""),
         (
@@ -322,13 +337,13 @@ def recovery_picture(recovery: Mapping[str, Any], target_ms: float = 10.0) -> Pi
     )
     grid = []
     for title, ylabel, key, should, should_label in metrics:
-        timing = key.endswith("_s")
+        timing = key == "first_success_after_registered_s"
         row = [
             RunsPanel(
                 f"{title}\n{label}",
                 ylabel,
                 {
-                    name: [_ms(r[key]) if timing else float(r[key]) for r in reps]
+                    name: [_ms(r[key]) if timing else _seconds(r.get(key)) for r in reps]
                     for name, reps in variants.items()
                 },
                 should_be=should,
