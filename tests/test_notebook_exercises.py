@@ -7,9 +7,6 @@ each `# EXERCISE:` cell and the `check_fix` cell after it), through the same hel
 - as committed, the learner's cell holds the buggy code: the checklist says `bug`;
 - with the right answer filled in (below, as a learner would write it): `ok`;
 - the notebook's tempting wrong fix: `bug`, caught by the named check.
-
-`06_hardened` hardens the fixed form: its learner subclasses `reference.fixed`'s component and
-`reference.teaching.hardened` fills the rest from `reference.fixed`.
 """
 
 import ast
@@ -74,6 +71,8 @@ class BootstrapServer(reference.buggy.BootstrapServer):
         for task in self.loops:
             task.add_done_callback(self.loops.discard)
 """,
+    # 06 hardens the fixed form: the learner subclasses reference.fixed's component, and
+    # reference.teaching.hardened fills the rest from reference.fixed.
     "06_hardened": """# EXERCISE: the right answer
 class KVManager(reference.fixed.KVManager):
     def record_failure(self, bootstrap_room, reason):
@@ -111,7 +110,8 @@ def _exercises(name: str) -> tuple[str, list[tuple[str, str]]]:
     pairs = [(cells[i], cells[i + 1]) for i, src in enumerate(cells) if src.startswith(MARK)]
     assert len(pairs) >= 2, f"{name}: needs the learner's exercise and a tempting wrong fix"
     # 06 hardens the fixed form: its checker is `hardened.check_fix`, over `exercises.check_fix`.
-    assert all(".check_fix(" in check for _, check in pairs), f"{name}: a check cell follows each"
+    checkers = ("exercises.check_fix(", "hardened.check_fix(")
+    assert all(any(c in check for c in checkers) for _, check in pairs), f"{name}: a check cell follows each"
     return cells[0], pairs
 
 
