@@ -36,7 +36,9 @@
 #    and say which line closes which hole;
 # 3. read the restart-recovery benchmark (committed in `benchmarks/results/`) and say what the
 #    hardened design buys and what it costs;
-# 4. say what upstream itself changed since (read from the sglang wheels, not from memory);
+# 4. say what upstream itself changed since, read from the sglang wheels, not from memory:
+#    [0.5.19](https://pypi.org/project/sglang/0.5.19/), the first release with all four fixes, and
+#    [0.5.23](https://pypi.org/project/sglang/0.5.23/), the newest this repository checks;
 # 5. write one hardening yourself and have the lesson's checklist judge it.
 #
 # Every cell runs the reference components on the in-process mock transport with a virtual
@@ -240,7 +242,8 @@ hardened.miss_setup_ms(bench.load("overhead"))
 #
 # ### What upstream has since
 #
-# The decode's PUSH-socket cache (`CommonKVReceiver._connect`), read from the 0.5.19 and 0.5.23
+# The decode's PUSH-socket cache (`CommonKVReceiver._connect`), read from the
+# [0.5.19](https://pypi.org/project/sglang/0.5.19/) and [0.5.23](https://pypi.org/project/sglang/0.5.23/)
 # wheels: one socket per endpoint, `ZMQ_IMMEDIATE` left at its default (0), no monitor.
 
 # %%
