@@ -46,7 +46,11 @@
 # exercise and the discussion.
 
 # %%
+import reference.fixed
+import reference.hardened
+from reference.status import KVPoll
 from reference.teaching import bench, hardened, plots, runs
+from reference.transport.mock import MockNetwork
 
 # %% [markdown]
 # ## 0. Five holes at a glance
@@ -334,6 +338,27 @@ hardened.upstream_change("CommonKVManager.update_status")
 # unconditionally, then `update_status(room, Failed)`. [PR #24539](https://github.com/sgl-project/sglang/pull/24539)
 # made the second call harmless for a cleared room; the first still writes.
 #
+# First by hand, on the real managers of the fixed and hardened forms: a request opens room 9,
+# it ends and the scheduler clears the room, then its AbortReq arrives, late
+# (`KVManager.abort(room)` is the manager's half of a receiver's `abort()`: record the reason,
+# then write Failed).
+#
+# **Predict before you run:** what is left in `request_status` and in `failure_records` on each
+# form?
+
+# %%
+fixed_manager = reference.fixed.KVManager(MockNetwork())
+hardened_manager = reference.hardened.KVManager(MockNetwork())
+for manager in (fixed_manager, hardened_manager):
+    manager.update_status(9, KVPoll.Bootstrapping)  # the request opens room 9
+    manager.clear(9)  # it ends; the room is cleared
+    manager.abort(9)  # its AbortReq, late
+{
+    "fixed": (fixed_manager.request_status, fixed_manager.failure_records),
+    "hardened": (hardened_manager.request_status, hardened_manager.failure_records),
+}
+
+# %% [markdown]
 # **Scenario:** 400 requests, each opened on a fresh room, sent, aborted, turned into its
 # exception (which clears it) and aborted once more, late. Nothing is open at the end, so every
 # per-room table should be empty.
