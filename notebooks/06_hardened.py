@@ -136,6 +136,28 @@ print(
 hardened.harden_diff("restart-recovery")
 
 # %% [markdown]
+# Design point 1 below, by hand on the real hardened manager and the mock network: a cached
+# route to one prefill rank, the decode's PUSH socket connected to it, then the rank's process
+# dies (`unbind`: what a real TCP connection reports when its peer dies; the loopback transport
+# gets the same from a zmq socket monitor).
+#
+# **Predict before you run:** no request fails and none is sent; what is left in the cache?
+
+# %%
+network = MockNetwork()
+manager = reference.hardened.KVManager(network)
+rank = network.bind(print)  # a prefill rank's endpoint (its handler prints what it receives)
+port = int(rank.rsplit(":", 1)[1])
+manager.connection_pool["prefill:8998_0_0_0"] = [{"rank_ip": "127.0.0.1", "rank_port": port}]
+network.connect(rank)  # the decode's PUSH socket to that rank
+network.unbind(rank)  # the prefill process dies: its connection closes
+(network.peers_gone, manager.connection_pool)
+
+# %% [markdown]
+# The entry is gone before any request could use it. Run the same calls with
+# `reference.fixed.KVManager` and the entry stays (the disconnect is reported all the same):
+# the fixed form learns of the death only from a request that fails.
+#
 # ### The design, and its cost
 #
 # From the lesson's README (`reference/lessons/restart_recovery/README.md`), in three parts you
