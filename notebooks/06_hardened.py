@@ -75,6 +75,13 @@ print(hardened.verdict_grid())
 # touch. "Partly better" shows in the symptoms below (restart-recovery: fixed loses one request
 # where buggy loses all; failure-records: one table grows instead of three). The command-line
 # equivalent is `python -m reference --lesson restart-recovery --lesson room-reuse ...`.
+#
+# The same five lessons also run against upstream's own classes, release by release
+# (`python -m reference --sglang <wheel>`): the
+# [upstream adapter's README](../reference/upstream/README.md) ("What the fixes leave open, per
+# release") and the [version matrix](../reference/upstream/VERSIONS.md) give each verdict with
+# the upstream line behind it. Each "What upstream has since" below shows that code itself, read
+# from the wheels.
 
 # %% [markdown]
 # ## 1. `restart-recovery`: a restarted prefill, on upstream's own socket options
@@ -342,7 +349,7 @@ hardened.upstream_change("CommonKVManager.update_status")
 # %% [markdown]
 # In 0.5.23 only an opening status (Bootstrapping, or WaitingForInput for a dummy CP rank)
 # creates a room, a new lifecycle drops the previous request's deferred-ACK leftovers, and
-# Failed is terminal. That closes the resurrection and the `max()` lift of a *Failed* room. Once
+# Failed is terminal (the version matrix has that from 0.5.20 too). That closes the resurrection and the `max()` lift of a *Failed* room. Once
 # B has opened the room, though, `update_status` still cannot tell A's late writes from B's: the
 # table is keyed by the room id alone. 0.5.23's guarded `abort()` (section 3) happens to stop
 # A's duplicated abort, because A's receiver has already concluded; A's late transfer statuses
@@ -475,6 +482,14 @@ hardened.harden_diff("stale-tracker")
 hardened.upstream_change("MoriKVManager._cleanup_room_tracking")
 
 # %% [markdown]
+# What untracks a finished room instead, in 0.5.23: the receiver's own `clear()` (its body moved
+# to `_clear`) discards the room from whatever set the address has *now* and never pops the
+# address, so there is no stale set to pop.
+
+# %%
+hardened.upstream_change("CommonKVReceiver._clear")
+
+# %% [markdown]
 # ## 5. `supervised-loops`: a loop that raises still ends
 #
 # **The hole.** [PR #33048](https://github.com/sgl-project/sglang/pull/33048) (notebook 04) keeps strong
@@ -587,8 +602,9 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 #    metadata? What would the wire protocol need?
 # 4. Failure records: 0.5.23 guards `abort()`; hardened guards `record_failure()`. Which other
 #    callers of `record_failure` would each design have to trust? Which is easier to review?
-# 5. Stale tracker: upstream removed the helper instead of fixing it. When is deleting code the
-#    better fix, and how would you check nothing else depended on it?
+# 5. Stale tracker: upstream removed the helper and untracks in `clear()` without ever popping
+#    the address; hardened keeps the helper and checks identity. What does never popping cost,
+#    and what removes an address's set then? When is deleting code the better fix?
 # 6. Supervised loops: restarting a loop that raises can hide a bug that raises on every
 #    iteration. How does the back-off (0.1 s doubling to 5 s) and the per-loop restart count
 #    help an operator tell "a transient error" from "a broken loop"?
@@ -614,9 +630,10 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 #   the committed benchmark run, where the stale failures go to zero, and with a cost to read
 #   off the same run: waiting requests retry the route every millisecond, which can slow the
 #   restarted prefill's registration.
-# - Upstream closed part of this since (0.5.20's opening-status rule, 0.5.23's guarded `abort()`,
-#   mori's helper removed); the late status after a room id's reuse, the restarted prefill's
-#   stale route and unsupervised loops are still open in 0.5.23.
+# - Upstream closed part of this since (0.5.20's opening-status rule and terminal Failed, mori's
+#   helper removed; 0.5.23's guarded `abort()`, which bounds this scenario's failure records);
+#   the late status after a room id's reuse, the restarted prefill's stale route and
+#   unsupervised loops are still open in 0.5.23.
 # - A bound on per-room state holds at the write, not at the cleanup.
 #
 # ## Going further
