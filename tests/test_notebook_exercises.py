@@ -75,6 +75,15 @@ class BootstrapServer(reference.buggy.BootstrapServer):
         for task in self.loops:
             task.add_done_callback(self.loops.discard)
 """,
+    # 06 hardens the fixed form: the learner subclasses reference.fixed's component, and
+    # reference.teaching.hardened fills the rest from reference.fixed.
+    "06_hardened": """# EXERCISE: the right answer
+class KVManager(reference.fixed.KVManager):
+    def record_failure(self, bootstrap_room, reason):
+        with self.failure_lock:
+            if bootstrap_room in self.request_status:
+                self.failure_records[bootstrap_room] = reason
+""",
 }
 # The check that must name each notebook's tempting wrong fix.
 WRONG_CAUGHT_BY = {
@@ -82,6 +91,7 @@ WRONG_CAUGHT_BY = {
     "02_live_set_race": "story",
     "03_stale_bootstrap": "replacement-survives",
     "04_task_refs": "story",
+    "06_hardened": "story",
 }
 
 
@@ -111,7 +121,9 @@ def _exercises(name: str) -> tuple[str, list[tuple[str, str]]]:
     cells = _cells(name)
     pairs = [(cells[i], cells[i + 1]) for i, src in enumerate(cells) if src.startswith(MARK)]
     assert len(pairs) >= 2, f"{name}: needs the learner's exercise and a tempting wrong fix"
-    assert all("exercises.check_fix(" in check for _, check in pairs), f"{name}: a check cell follows each"
+    # 06 hardens the fixed form: its checker is `hardened.check_fix`, over `exercises.check_fix`.
+    checkers = ("exercises.check_fix(", "hardened.check_fix(")
+    assert all(any(c in check for c in checkers) for _, check in pairs), f"{name}: a check cell follows each"
     return cells[0], pairs
 
 

@@ -18,7 +18,9 @@ imports it):
 from __future__ import annotations
 
 import io
+import statistics
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.axes import Axes
@@ -315,3 +317,63 @@ def outcome_picture(
     ax.set_title(title, fontsize=11, loc="left")
     ax.legend(loc="upper left", fontsize=8)
     return Picture(figure)
+
+
+# -- repeated runs, per variant (benchmark repetitions) -----------------------------
+@dataclass(frozen=True)
+class RunsPanel:
+    """One panel of `runs_picture`: a value per run for each variant (None: never got there)."""
+
+    title: str
+    ylabel: str
+    values: Mapping[str, Sequence[float | None]]
+    should_be: float | None = None
+    should_label: str = ""
+    log: bool = False
+
+
+def runs_picture(grid: Sequence[Sequence[RunsPanel]], title: str) -> Picture:
+    """A grid of panels. In each, one column per variant: a dot per run in the variant's
+    colour, the median written beside them, the runs that never got there counted at the top,
+    and the dotted "should be" line, labelled."""
+    rows, cols = len(grid), max(len(row) for row in grid)
+    figure = Figure(figsize=(5.2 * cols, 2.9 * rows + 0.6))
+    figure.suptitle(title, fontsize=11, x=0.01, ha="left")
+    for r, row in enumerate(grid):
+        for c, panel in enumerate(row):
+            _runs_panel(figure.add_subplot(rows, cols, r * cols + c + 1), panel)
+    figure.tight_layout()
+    return Picture(figure)
+
+
+def _runs_panel(ax: Axes, panel: RunsPanel) -> None:
+    names = list(panel.values)
+    seen_all = [v for vs in panel.values.values() for v in vs if v is not None]
+    extra = [panel.should_be] if panel.should_be is not None else []
+    positive = [v for v in [*seen_all, *extra] if v > 0]
+    low = min(positive, default=1.0) / 3 if panel.log else 0.0
+    high = max([*seen_all, *extra, 1.0]) * (6 if panel.log else 1.35)
+    for x, name in enumerate(names):
+        values = list(panel.values[name])
+        seen = [v for v in values if v is not None]
+        spread = [x + 0.06 * (k - (len(seen) - 1) / 2) for k in range(len(seen))]
+        shown = [max(v, low) for v in seen] if panel.log else seen
+        ax.plot(spread, shown, "o", color=colour(name), markersize=5, alpha=0.85)
+        if seen:
+            median = statistics.median(seen)
+            ax.text(x + 0.2, max(median, low) if panel.log else median, f"median {median:.3g}", fontsize=8,
+                    color=colour(name), va="center")  # fmt: skip
+        never = len(values) - len(seen)
+        if never:
+            ax.text(x, high / (2 if panel.log else 1.1), f"never in\n{never} of {len(values)}", fontsize=8,
+                    color=colour(name), ha="center", va="top")  # fmt: skip
+    if panel.should_be is not None:
+        ax.hlines(panel.should_be, -0.5, len(names) - 0.5, label=panel.should_label, **SHOULD_BE)
+        ax.legend(loc="upper right", fontsize=7)
+    if panel.log:
+        ax.set_yscale("log")
+    ax.set_ylim(low if panel.log else -0.05 * high, high)
+    ax.set_xlim(-0.5, len(names) - 0.5)
+    ax.set_xticks(range(len(names)), names)
+    ax.set_ylabel(panel.ylabel, fontsize=8)
+    ax.set_title(panel.title, fontsize=9, loc="left")
