@@ -60,3 +60,15 @@ def test_rendering_executes_and_is_byte_identical(tmp_path):
     assert [c.execution_count for c in cells] == [1, 2, 3]
     assert "0x…" in first and " at 0x7" not in first, "the printed address is normalised"
     assert cells[2].outputs, "the last expression's value is kept"
+
+
+def test_pieces_of_one_stream_become_one_output():
+    pieces = [
+        {"output_type": "stream", "name": "stdout", "text": "verdict: "},
+        {"output_type": "stream", "name": "stdout", "text": ["bug\n"]},
+        {"output_type": "stream", "name": "stderr", "text": "warning\n"},
+        {"output_type": "execute_result", "data": {"text/plain": "1"}},
+        {"output_type": "stream", "name": "stdout", "text": "after\n"},
+    ]
+    merged = render._merged_streams(pieces)
+    assert [o.get("text") for o in merged] == ["verdict: bug\n", "warning\n", None, "after\n"]

@@ -5,7 +5,8 @@ this module executes that notebook headless (nbclient, one kernel per notebook, 
 `notebooks/` as a learner runs it, matplotlib on Agg) and normalises what would change from
 run to run, so that rendering twice gives the same bytes:
 
-- no timing metadata (nbclient's `record_timing` is off);
+- no timing metadata (nbclient's `record_timing` is off); consecutive pieces of one stream
+  (stdout, stderr) are merged into one output, as a slow kernel may send one print in two;
 - memory addresses (`0x7f...`), durations printed in milliseconds or microseconds, ports
   on 127.0.0.1, and PIDs in text outputs are replaced by fixed placeholders; durations are
   kept in notebooks that only print committed results (`COMMITTED_DATA`: the benchmark
@@ -51,9 +52,27 @@ def normalise_text(text: str, durations: bool = True) -> str:
     return STRESS_FIRED.sub(lambda m: "'fired': 0" if m.group(1) == "0" else "'fired': 'N>0'", text)
 
 
+def _merged_streams(outputs: list) -> list:
+    """One output per run of the same stream: under load one print can arrive in pieces."""
+    merged: list = []
+    for output in outputs:
+        last = merged[-1] if merged else None
+        if (
+            output.get("output_type") == "stream"
+            and last is not None
+            and (last.get("output_type") == "stream" and last.get("name") == output.get("name"))
+        ):
+            last["text"] = "".join(last["text"]) + "".join(output["text"])
+        else:
+            merged.append(output)
+    return merged
+
+
 def _normalise(notebook: object, durations: bool) -> None:
     for cell in notebook.cells:  # type: ignore[attr-defined]
         cell.metadata.pop("execution", None)
+        if "outputs" in cell:
+            cell.outputs = _merged_streams(cell.outputs)
         for output in cell.get("outputs", []):
             if "text" in output:
                 output["text"] = normalise_text("".join(output["text"]), durations)
