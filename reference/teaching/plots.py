@@ -172,7 +172,7 @@ def timeline_picture(
     """One lane per result, a marker and a label per timeline event.
 
     `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
-    green when healthy, grey and hatched when not. `ticks` (by variant name) marks instants
+    white when healthy, grey and hatched when not (never a variant's colour). `ticks` (by variant name) marks instants
     on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`. Events
     named in `event_lines` (e.g. a restart) are not a lane's marker but a dashed grey line
     across every lane, labelled once at the top.
@@ -207,7 +207,7 @@ def timeline_picture(
 
 
 def _draw_span(ax: Axes, lane: int, start: float, end: float, label: str, healthy: bool) -> None:
-    tint, hatch = ("#a5d6a7", None) if healthy else ("#e0e0e0", "//")
+    tint, hatch = ("#fafafa", None) if healthy else ("#d6d6d6", "//")
     ax.broken_barh(
         [(start, end - start)], (lane - 0.07, 0.14), facecolors=tint, hatch=hatch, edgecolor="#9e9e9e"
     )
