@@ -11,7 +11,9 @@ failure records, and the waiting timeout counted from `init_time`.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,17 +22,19 @@ import reference.buggy
 import reference.fixed
 from reference import wire
 from reference.clock import VirtualClock
+from reference.common.bootstrap_table import BootstrapTable
 from reference.common.receiver import KVTransferError
-from reference.config import ManagerConfig
-from reference.dataplane import KVMemory
+from reference.config import DispatcherConfig, ManagerConfig
+from reference.dataplane import KVMemory, MemcpyWriter
 from reference.messages import PrefillServerInfo
-from reference.prefill.mock import MockPrefill
+from reference.prefill.mock import MockPrefill, registration_body
+from reference.prefill.rank import PrefillRank
 from reference.status import KVPoll
 from reference.transport.base import Reply
 from reference.transport.mock import MockNetwork
 
 VARIANTS = pytest.mark.parametrize("variant", [reference.buggy, reference.fixed], ids=["buggy", "fixed"])
-ADDR, OTHER = "10.0.0.1:8998", "10.0.0.9:8998"
+ADDR, OTHER, PP_ADDR = "10.0.0.1:8998", "10.0.0.9:8998", "10.0.0.2:8998"
 ROOM = 7
 
 
@@ -47,7 +51,8 @@ class Spy:
     """The mock network as the decode manager sees it, recording every message pushed."""
 
     def __init__(self, net: MockNetwork) -> None:
-        self.net, self.sent = net, []  # type: list[tuple[str, wire.Message]]
+        self.net = net
+        self.sent: list[tuple[str, wire.Message]] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.net, name)
@@ -82,13 +87,13 @@ class World:
 
 
 def world(variant: Any, prefill_tp: int = 1, prefill_cp: int = 1, start: float = 0.0,
-          ensure: bool = True, **config: Any) -> World:  # fmt: skip
+          ensure: bool = True, regions: int = 0, **config: Any) -> World:  # fmt: skip
     clock = VirtualClock(start)
     net = MockNetwork(clock)
     prefill = MockPrefill(net, ADDR, tp_size=prefill_tp, cp_size=prefill_cp)
     spy = Spy(net)
     mgr = variant.KVManager(spy, ManagerConfig(**config), clock)
-    mgr.listen(KVMemory(regions=prefill_tp * prefill_cp))
+    mgr.listen(KVMemory(regions=regions or prefill_tp * prefill_cp))
     if ensure:
         assert mgr.try_ensure_parallel_info(ADDR)
     return World(net, spy, prefill, mgr, clock)
@@ -227,15 +232,34 @@ def test_second_decode_rank_reads_its_own_range_of_prefill_ranks(variant):
     assert r.poll() == KVPoll.Success
 
 
+def _pipeline_prefill(net: MockNetwork, clock: VirtualClock, cp_size: int, pp_size: int) -> None:
+    """A tp-1 prefill at PP_ADDR with `cp_size` x `pp_size` ranks (a MockPrefill has one PP stage)."""
+    table = BootstrapTable(clock.now)
+    for cp in range(cp_size):
+        for pp in range(pp_size):
+            send = lambda endpoint, frames: net.deliver(f"tcp://{endpoint}", frames)  # noqa: E731
+            rank = PrefillRank(cp * pp_size + pp, MemcpyWriter(net.memory), send)
+            port = int(net.bind(rank.handle, ip="10.0.0.2").rsplit(":", 1)[1])
+            stage = {"pp_size": pp_size, "pp_rank": pp}
+            body = registration_body("10.0.0.2", port, 0, 1, cp, cp_size) | stage
+            assert table.handle("PUT", "/route", {}, json.dumps(body).encode()).status == 200
+    net.serve(PP_ADDR, table.handle)
+    net.add_prefill(PP_ADDR)
+
+
 @VARIANTS
-def test_each_cp_rank_writes_its_own_regions(variant):
-    w = world(variant, prefill_tp=2, prefill_cp=2)
-    r = w.receiver(variant)
-    assert _ranks(r.bootstrap_infos) == [(0, 0, 0, False), (0, 1, 0, False), (1, 0, 0, False), (1, 1, 0, False)]
-    regs = {e: m.kv_ptr for e, m in w.spy.of(wire.Registration)}
-    assert [regs[e] for e in w.prefill.endpoints] == [w.mgr.inbox.memory.region_ptr(i) for i in range(4)]
+def test_every_pipeline_stage_of_every_cp_rank_answers_into_its_own_region(variant):
+    w = world(variant, regions=4)
+    _pipeline_prefill(w.net, w.clock, cp_size=2, pp_size=2)
+    assert w.mgr.try_ensure_parallel_info(PP_ADDR)
+    r = w.receiver(variant, addr=PP_ADDR)
+    assert _ranks(r.bootstrap_infos) == [(cp, 0, pp, False) for cp in (0, 1) for pp in (1, 0)]
+    assert w.mgr.required_prefill_response_num_table[ROOM] == 4
+    memory = w.mgr.inbox.memory
+    assert [m.kv_ptr for _, m in w.spy.of(wire.Registration)] == [memory.region_ptr(i) for i in range(4)]
+    w.net.drop(count=1, tag=wire.STATUS)
     r.send_metadata([0])
-    assert r.poll() == KVPoll.Success
+    assert r.poll() == KVPoll.WaitingForInput, "three of four ranks answered"
 
 
 @VARIANTS
@@ -254,7 +278,7 @@ def test_two_decode_ranks_share_one_prefill_rank(variant, decode_rank):
 
 @VARIANTS
 @pytest.mark.parametrize(
-    "reply", [Reply(200, {}), Reply(503, {"rank_ip": "10.0.0.1", "rank_port": 41000})], ids=["no-port", "non-200"]
+    "reply", [Reply(200, {}), Reply(503, {"rank_ip": "10.0.0.1", "rank_port": 41000})], ids=["no-port", "503"]
 )
 def test_a_bad_route_answer_fails_the_fetch(variant, reply):
     w = world(variant)
@@ -315,7 +339,8 @@ def test_send_metadata_after_a_failed_init_fails_with_its_reason(variant):
     w = world(variant)
     r = w.receiver(variant, addr=OTHER)  # never ensured: no parallel info
     assert r.poll() == KVPoll.Failed
-    assert w.mgr.failure_records[ROOM] == f"Could not fetch prefill parallel info from bootstrap_addr: {OTHER}"
+    reason = f"Could not fetch prefill parallel info from bootstrap_addr: {OTHER}"
+    assert w.mgr.failure_records[ROOM] == reason
     r.send_metadata([0, 1])
     assert w.mgr.failure_records[ROOM] == "send_metadata without bootstrap info (init failed)"
     assert r.poll() == KVPoll.Failed and w.spy.sent == []
@@ -337,3 +362,11 @@ def test_waiting_timeout_counts_from_init_time_and_aborts_once(variant):
         assert r.poll() == KVPoll.Failed, "the timed-out room stays Failed for its receiver"
     aborts = w.spy.of(wire.Abort)
     assert [e for e, _ in aborts] == w.prefill.endpoints and {m.room for _, m in aborts} == {ROOM}
+
+
+# -- the DP dispatcher ---------------------------------------------------------------------------
+@VARIANTS
+def test_dispatcher_takes_its_config_by_keyword(variant):
+    config = DispatcherConfig(req_timeout=5.0)
+    dispatcher = variant.DPDispatcher(SimpleNamespace(size=2), config=config)
+    assert dispatcher.config is config and dispatcher.dp_size == 2
