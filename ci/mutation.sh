@@ -3,7 +3,8 @@
 # shared manager and receiver ([tool.mutmut] in pyproject.toml), killed by the lesson tests
 # and the explorations. It runs under frontrun so tests/test_explore_impl.py explores in
 # pytest's own process, where mutmut sees which test reaches which function.
-# Not part of ci/test.sh (tests/test_mutation_sample.py is): ~1 hour on 2 busy cores.
+# Not part of ci/test.sh (tests/test_mutation_sample.py is): 9 min here, which would take CI
+# past its 15-minute budget.
 # Usage: bash ci/mutation.sh [--fresh]    (mutmut resumes an earlier run unless --fresh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
