@@ -172,10 +172,10 @@ def timeline_picture(
     """One lane per result, a marker and a label per timeline event.
 
     `spans` (by variant name) shades stretches of a lane, e.g. while a thread was alive:
-    white when healthy, grey and hatched when not (never a variant's colour). `ticks` (by variant name) marks instants
-    on a lane, e.g. each heartbeat probe, as short black bars named `tick_label`. Events
-    named in `event_lines` (e.g. a restart) are not a lane's marker but a dashed grey line
-    across every lane, labelled once at the top.
+    white when healthy, grey and hatched when not (never a variant's colour). `ticks` (by
+    variant name) marks instants on a lane, e.g. each heartbeat probe, as short black bars
+    named `tick_label`. Events named in `event_lines` (e.g. a restart) are not a lane's
+    marker but a dashed grey line across every lane, labelled once at the top.
     """
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
