@@ -16,6 +16,9 @@ from reference.variants import shipped
 pytestmark = [pytest.mark.lesson(id="stale-bootstrap"), pytest.mark.loopback]
 
 
+# Two lessons, each starting prefill processes that import the backend (torch alone is
+# ~10 s of CPU per process): ~20 s on a quiet machine, over the 60 s default at load 7.
+@pytest.mark.timeout(180)
 def test_stale_bootstrap_over_a_real_backend(backend):
     if backend == "default":
         pytest.skip("default: the loopback lesson tests cover the KV-frames data plane")
