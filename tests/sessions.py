@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import psutil
 
@@ -31,3 +34,22 @@ def kill_session(sid: int) -> list[int]:
         except ProcessLookupError:
             continue
     return left
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_in_session(args: list[str], timeout: float) -> tuple[subprocess.CompletedProcess, list[int]]:
+    """`python ARGS` from the repository root in its own session, bounded; then every
+    process it left is killed. Returns what it printed and the pids that were still alive."""
+    proc = subprocess.Popen(
+        [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+        proc.communicate()
+        left = kill_session(proc.pid)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), left

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from sessions import kill_session
+from sessions import kill_session, run_in_session
 
 from reference.cli import main
 
@@ -33,22 +33,9 @@ BOUND = 30.0  # seconds for any one invocation: ~2 s of start-up here, 1 s time 
 
 def run_cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "reference", *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=BOUND)
-    finally:
-        proc.kill()
-        proc.communicate()
-        left = kill_session(proc.pid)
+    proc, left = run_in_session(["-m", "reference", *args], timeout=BOUND)
     assert left == [], "the CLI left processes behind"
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.monotonic() - started
+    return proc, time.monotonic() - started
 
 
 FLAGS = [

@@ -9,10 +9,9 @@ which is killed whole when it ends so nothing it started can outlive the test.
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
-from sessions import kill_session
+from sessions import run_in_session
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,22 +28,9 @@ def run_pytest(module: str) -> subprocess.CompletedProcess:
         "-k",
         "story",
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *args, "tests/test_impl.py"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=55)
-    finally:
-        proc.kill()
-        proc.communicate()
-        left = kill_session(proc.pid)
+    proc, left = run_in_session(["-m", "pytest", *args, "tests/test_impl.py"], timeout=55)
     assert left == [], "pytest --impl left processes behind"
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return proc
 
 
 def test_a_lesson_that_hangs_fails_its_test_within_the_bound():
