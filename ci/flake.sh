@@ -4,7 +4,8 @@
 #        bash ci/flake.sh 2 tests/test_bootstrap_server.py -n 0
 # Each run writes a JUnit XML report; the summary lists every test id that failed or
 # errored in any run with its count ("3/20 tests/test_x.py::test_y"). Exit 0 when all N
-# runs passed, 1 otherwise, 2 on bad usage. Assumes ci/setup.sh test was run.
+# runs passed, 1 otherwise (the logs of the failed runs are kept and their folder named),
+# 2 on bad usage. Runs $PYTHON (default .venv/bin/python, as ci/setup.sh test makes it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-}"
@@ -16,19 +17,21 @@ shift
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(-n 2)  # the whole suite on two workers, as ci/test.sh
 reports="$(mktemp -d)"
-trap 'rm -rf "$reports"' EXIT
+python="${PYTHON:-.venv/bin/python}"
 failed_runs=0
+trap 'if [ "$failed_runs" -eq 0 ]; then rm -rf "$reports"; fi' EXIT
 for i in $(seq 1 "$runs"); do
   start=$SECONDS
-  if .venv/bin/python -m pytest -q --junitxml="$reports/run$i.xml" "${args[@]}" \
+  if "$python" -m pytest -q --junitxml="$reports/run$i.xml" "${args[@]}" \
       >"$reports/run$i.log" 2>&1; then
     echo "run $i/$runs: passed ($((SECONDS - start)) s)"
+    rm -f "$reports/run$i.log"
   else
     failed_runs=$((failed_runs + 1))
     echo "run $i/$runs: FAILED ($((SECONDS - start)) s): $(tail -n 1 "$reports/run$i.log")"
   fi
 done
-.venv/bin/python - "$reports" "$runs" <<'EOF'
+"$python" - "$reports" "$runs" <<'EOF'
 import collections, pathlib, sys
 import xml.etree.ElementTree as ET
 
@@ -47,4 +50,5 @@ for test_id, count in failures.most_common():
 if not failures and not missing:
     print(f"no failures in {runs} run(s)")
 EOF
+if [ "$failed_runs" -gt 0 ]; then echo "logs of the failed runs: $reports"; fi
 [ "$failed_runs" -eq 0 ]
