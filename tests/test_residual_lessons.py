@@ -127,3 +127,62 @@ def test_hardened_resends_a_request_caught_by_the_kill_to_the_new_prefill():
         assert ports == world.prefill.rank_ports and not set(ports) & set(old)
         assert world._bytes_ok(7, receiver.bootstrap_infos, pages)
         receiver.clear()
+
+
+@pytest.mark.lesson(id="restart-recovery")
+def test_hardened_backs_off_while_no_prefill_answers_and_finds_the_new_one():
+    """A request waiting for a missing prefill must not crowd it while it restarts (retries
+    every millisecond slowed the new prefill's registration in the recovery benchmark): its
+    route fetches back off (at most 50 in a second of waiting, against 1,000 before), and the
+    new prefill is still found within 50 ms of registering."""
+    import reference.hardened
+    from reference.lessons.stale_bootstrap.world import open_world
+    from reference.status import KVPoll
+
+    with open_world(reference.hardened, "mock") as world:
+        world.start()
+        world.prefill.kill()
+        receiver = reference.hardened.KVReceiver(world.manager, world.addr, 7)
+        receiver.init(0)
+        receiver.send_metadata(world._pages())
+        fetches = world.transport.route_fetches
+        for _ in range(1000):  # one second of polls, one a millisecond
+            world.clock.advance(0.001)
+            assert receiver.poll() == KVPoll.WaitingForInput
+        fetched = world.transport.route_fetches - fetches
+        assert fetched <= 50, f"{fetched} route fetches in one second of waiting"
+        world.prefill.start()
+        waited = 0
+        while receiver.poll() != KVPoll.Success and waited < 1000:
+            world.clock.advance(0.001)
+            world.pump()
+            waited += 1
+        assert waited <= 50, f"the new prefill found {waited} ms after it registered"
+        receiver.clear()
+
+
+@pytest.mark.lesson(id="restart-recovery")
+def test_hardened_requests_that_lost_the_prefill_together_do_not_retry_in_step():
+    """Requests that started waiting at the same instant must spread their retries (jitter);
+    in step, the first success after the registration waits for their common next retry."""
+    import reference.hardened
+    from reference.lessons.stale_bootstrap.world import open_world
+
+    with open_world(reference.hardened, "mock") as world:
+        world.start()
+        world.prefill.kill()
+        receivers = [reference.hardened.KVReceiver(world.manager, world.addr, room) for room in (7, 8)]
+        fetched_at: list[set[int]] = [set(), set()]
+        for receiver in receivers:
+            receiver.init(0)
+        for ms in range(1, 1000):
+            world.clock.advance(0.001)
+            for receiver, times in zip(receivers, fetched_at, strict=True):
+                before = world.transport.route_fetches
+                receiver.poll()
+                if world.transport.route_fetches > before and ms >= 100:  # backed off by now
+                    times.add(ms)
+        together = fetched_at[0] & fetched_at[1]
+        assert len(fetched_at[0]) >= 10 and len(together) <= 3, f"{len(together)} retries in step"
+        for receiver in receivers:
+            receiver.clear()

@@ -13,6 +13,7 @@ Everything else is in `common/receiver.py`.
 
 from __future__ import annotations
 
+import random  # HARDEN(restart-recovery): retry jitter
 from typing import Any
 
 from reference.common.receiver import (
@@ -29,6 +30,8 @@ class KVReceiver(ReceiverBase):
         super().__init__(mgr, bootstrap_addr, bootstrap_room)
         self.lifecycle = mgr.room_lifecycle.get(bootstrap_room)  # HARDEN(room-reuse): which request we are
         self._prefill_missing_since: float | None = None  # HARDEN(restart-recovery): wait for a prefill
+        self._retry_interval = self._retry_ceiling = self.RETRY_S  # HARDEN(restart-recovery): back-off
+        self._jitter: random.Random | None = None  # HARDEN(restart-recovery): seeded when first needed
         self._deferred_indices: list[int] | None = None  # that is restarting, metadata held until it is up
         self._sent_indices: list[int] | None = None  # HARDEN(restart-recovery): resent if the peer died
         self.lost_peer = False  # set by the manager when a prefill rank we sent to went away
@@ -148,17 +151,28 @@ class KVReceiver(ReceiverBase):
         self.bootstrap_infos, self.init_time = None, None
         self._deferred_indices = self._sent_indices
         self._prefill_missing_since = self.kv_mgr.clock.now()
+        self._retry_interval = self._retry_ceiling = self.RETRY_S
         self._last_fetch = self._prefill_missing_since - self.RETRY_S
 
     # HARDEN(restart-recovery): a route fetch that fails (the prefill is down or not yet
-    # registered) is retried on each poll, at most every RETRY_S, until the waiting timeout;
-    # metadata sent meanwhile is held and sent once the new prefill answered.
+    # registered) is retried on a later poll, until the waiting timeout: first after RETRY_S,
+    # then backing off, the ceiling doubling up to RETRY_MAX_S, so waiting requests do not
+    # crowd the restarting prefill (retries every millisecond slowed its registration,
+    # benchmarks/README.md). Each wait is jittered (half to all of the ceiling, seeded by the
+    # room) so requests that lost the prefill together do not retry together. Metadata sent
+    # meanwhile is held and sent once the new prefill answered.
     RETRY_S = 0.001
+    RETRY_MAX_S = 0.05
 
     def _wait_for_prefill(self) -> bool:  # HARDEN(restart-recovery)
         now = self.kv_mgr.clock.now()
         if self._prefill_missing_since is None:
-            self._prefill_missing_since = now
+            self._prefill_missing_since, self._retry_ceiling = now, self.RETRY_S
+        else:
+            self._retry_ceiling = min(2 * self._retry_ceiling, self.RETRY_MAX_S)
+        if self._jitter is None:  # a few microseconds, so only for requests that wait
+            self._jitter = random.Random(self.bootstrap_room)
+        self._retry_interval = self._retry_ceiling * self._jitter.uniform(0.5, 1.0)
         self._last_fetch = now
         return now - self._prefill_missing_since < self.kv_mgr.config.waiting_timeout
 
@@ -175,4 +189,5 @@ class KVReceiver(ReceiverBase):
 
     def _retry_due(self) -> bool:  # HARDEN(restart-recovery)
         now, since = self.kv_mgr.clock.now(), self._prefill_missing_since or 0.0
-        return now - self._last_fetch >= self.RETRY_S or now - since >= self.kv_mgr.config.waiting_timeout
+        timed_out = now - since >= self.kv_mgr.config.waiting_timeout
+        return now - self._last_fetch >= self._retry_interval or timed_out
