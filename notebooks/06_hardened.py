@@ -178,8 +178,9 @@ network.unbind(rank)  # the prefill process dies: its connection closes
 #    sends to that endpoint. The cache-hit path is unchanged.
 # 2. **Wait for a prefill that is coming back.** A route fetch that fails (connection refused,
 #    or a 503 while the new process registers) no longer fails the request: `poll()` retries it
-#    at most every 1 ms until the waiting timeout, holding the metadata, and sends it as soon as
-#    the new prefill answers.
+#    until the waiting timeout, first after 1 ms, then backing off to at most one fetch per
+#    50 ms (each wait jittered, so requests that lost the prefill together do not retry
+#    together), holding the metadata, and sends it as soon as the new prefill answers.
 # 3. **Resend a request whose prefill died before answering.** A request that sent its metadata
 #    to a rank whose connection then closed, and is still `WaitingForInput`, got no KV from that
 #    process; on its next poll it forgets that generation and asks the successor, same pages.
@@ -187,8 +188,8 @@ network.unbind(rank)  # the prefill process dies: its connection closes
 # The fixed form's invalidations stay, so a partition without a FIN or RST is still caught by
 # the waiting timeout. **Cost:** one inproc monitor socket per cached PUSH socket (no file
 # descriptor) and one watcher thread per transport polling them every 20 ms; during a restart,
-# one `GET /route` per waiting request per millisecond (a refused connection costs ~0.2 ms);
-# nothing while the prefill is up. A false trigger (a connection dropped while the prefill
+# at most 20 to 40 `GET /route` a second per waiting request once backed off (a refused
+# connection costs ~0.2 ms); nothing while the prefill is up. A false trigger (a connection dropped while the prefill
 # lives) costs one extra `/route` fetch and an idempotent re-registration.
 #
 # Upstream discussed two other designs: socket generations
@@ -238,13 +239,14 @@ hardened.recovery_picture(recovery_run)
 # - **First success after the registration:** what the 10 ms target measures. A run marked
 #   "never" had no success within the run's horizon.
 #
-# **A cost this picture can show.** If hardened's registration dots sit above buggy's and
-# fixed's, that is the price of waiting: every waiting request retries `GET /route` every
-# millisecond (`RETRY_S` in the diff above), and several decode ranks with tens of waiting
-# requests each send thousands of fetches a second at a prefill that is starting up on the
-# same cores. `benchmarks/README.md` measured this on the committed run and names the next
-# step, which is not done: one shared retry per prefill address per decode rank, backing off on
-# a 503 while the new prefill registers its ranks.
+# **A cost this picture can show.** If hardened's registration dots sat above buggy's and
+# fixed's, that would be the price of waiting: fetches from waiting requests compete with a
+# prefill that is starting up on the same cores. An earlier hardened form retried
+# `GET /route` every millisecond per waiting request, thousands of fetches a second, and an
+# earlier committed run measured its restarted prefill registering later (median 1.7 s against
+# 0.9 s). The back-off (`RETRY_S` doubling to `RETRY_MAX_S`, jittered, in the diff above) cut
+# that to at most 50 fetches a second per request; `benchmarks/README.md` has the run before
+# and after, side by side.
 #
 # And the targets the benchmark checks for the hardened form, as the run recorded them, then the
 # median first success after the registration per form, in milliseconds (over the runs that had
@@ -608,10 +610,11 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 # 6. Supervised loops: restarting a loop that raises can hide a bug that raises on every
 #    iteration. How does the back-off (0.1 s doubling to 5 s) and the per-loop restart count
 #    help an operator tell "a transient error" from "a broken loop"?
-# 7. Hardened's waiting requests each retry `GET /route` every millisecond, which can slow the
-#    very prefill they wait for. Sketch the shared retry (one per prefill address per decode
-#    rank, backing off on 503): what must a request that joins a retry already in flight get
-#    when it succeeds, and what when the waiting timeout ends it?
+# 7. Hardened's waiting requests back off (1 ms doubling to 50 ms) with a jittered wait. Without
+#    the jitter, what happens to requests that all lost the prefill at the same instant, and
+#    what would that do to the first success after the registration? Sketch the next step, one
+#    shared retry per prefill address per decode rank: what must a request that joins a retry
+#    already in flight get when it succeeds, and what when the waiting timeout ends it?
 # 8. The benchmark can miss a hardened target on a slow or loaded machine. How would you design
 #    a target that measures the design rather than the machine?
 
@@ -627,9 +630,8 @@ hardened.check_fix("failure-records", hardened.variant_from({"KVManager": Cleari
 #   tagged with the lesson it closes.
 # - Restart recovery is the one with a real design choice: learn of the dead prefill from the
 #   socket's disconnect, wait for its successor, resend what it never answered; measured in
-#   the committed benchmark run, where the stale failures go to zero, and with a cost to read
-#   off the same run: waiting requests retry the route every millisecond, which can slow the
-#   restarted prefill's registration.
+#   the committed benchmark run, where the stale failures go to zero. Waiting has a cost:
+#   retries compete with the restarting prefill, so they back off, with jitter.
 # - Upstream closed part of this since (0.5.20's opening-status rule and terminal Failed, mori's
 #   helper removed; 0.5.23's guarded `abort()`, which bounds this scenario's failure records);
 #   the late status after a room id's reuse, the restarted prefill's stale route and
