@@ -30,7 +30,7 @@ class KVReceiver(ReceiverBase):
         super().__init__(mgr, bootstrap_addr, bootstrap_room)
         self.lifecycle = mgr.room_lifecycle.get(bootstrap_room)  # HARDEN(room-reuse): which request we are
         self._prefill_missing_since: float | None = None  # HARDEN(restart-recovery): wait for a prefill
-        self._retry_interval = self._retry_ceiling = self.RETRY_S  # HARDEN(restart-recovery): back-off
+        self._retry_ceiling, self._next_fetch = self.RETRY_S, 0.0  # HARDEN(restart-recovery): back-off
         self._jitter: random.Random | None = None  # HARDEN(restart-recovery): seeded when first needed
         self._deferred_indices: list[int] | None = None  # that is restarting, metadata held until it is up
         self._sent_indices: list[int] | None = None  # HARDEN(restart-recovery): resent if the peer died
@@ -150,9 +150,8 @@ class KVReceiver(ReceiverBase):
         self.kv_mgr.prefill_response_tracker.pop(self.bootstrap_room, None)
         self.bootstrap_infos, self.init_time = None, None
         self._deferred_indices = self._sent_indices
-        self._prefill_missing_since = self.kv_mgr.clock.now()
-        self._retry_interval = self._retry_ceiling = self.RETRY_S
-        self._last_fetch = self._prefill_missing_since - self.RETRY_S
+        now = self.kv_mgr.clock.now()
+        self._prefill_missing_since, self._retry_ceiling, self._next_fetch = now, self.RETRY_S, now  # ask now
 
     # HARDEN(restart-recovery): a route fetch that fails (the prefill is down or not yet
     # registered) is retried on a later poll, until the waiting timeout: first after RETRY_S,
@@ -168,12 +167,10 @@ class KVReceiver(ReceiverBase):
         now = self.kv_mgr.clock.now()
         if self._prefill_missing_since is None:
             self._prefill_missing_since, self._retry_ceiling = now, self.RETRY_S
-        else:
-            self._retry_ceiling = min(2 * self._retry_ceiling, self.RETRY_MAX_S)
         if self._jitter is None:  # a few microseconds, so only for requests that wait
             self._jitter = random.Random(self.bootstrap_room)
-        self._retry_interval = self._retry_ceiling * self._jitter.uniform(0.5, 1.0)
-        self._last_fetch = now
+        self._next_fetch = now + self._retry_ceiling * self._jitter.uniform(0.5, 1.0)
+        self._retry_ceiling = min(2 * self._retry_ceiling, self.RETRY_MAX_S)
         return now - self._prefill_missing_since < self.kv_mgr.config.waiting_timeout
 
     def poll(self) -> KVPoll:  # HARDEN(restart-recovery): retry the route fetch while waiting for the prefill
@@ -189,5 +186,4 @@ class KVReceiver(ReceiverBase):
 
     def _retry_due(self) -> bool:  # HARDEN(restart-recovery)
         now, since = self.kv_mgr.clock.now(), self._prefill_missing_since or 0.0
-        timed_out = now - since >= self.kv_mgr.config.waiting_timeout
-        return now - self._last_fetch >= self._retry_interval or timed_out
+        return now >= self._next_fetch or now - since >= self.kv_mgr.config.waiting_timeout
