@@ -33,6 +33,9 @@ class Check:
     body: Body
     needs: tuple[str, ...] = ()  # variant members it drives; () means the lesson's `needs`
     transports: tuple[str, ...] = ("mock",)
+    # A deep check explores generated workloads or interleavings within `Options.budget`
+    # (the seeded simulation, DPOR explorations); `--quick` leaves it out.
+    deep: bool = False
 
 
 def overall(results: Sequence[CheckResult]) -> Verdict:

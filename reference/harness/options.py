@@ -14,3 +14,5 @@ class Options:
     sockets: str = "upstream"  # decode PUSH-socket options (reference/transport/sockets.py)
     provoke: bool = False  # upstream adapter: add the trigger its wiring lacks (see reference/upstream)
     check: str | None = None  # run only this check of each lesson (`--check`); None: all
+    quick: bool = False  # `--quick`: the story and the hand-built checks only, no deep checks
+    budget: float = 10.0  # seconds this lesson's deep checks (simulation, explorations) may take
