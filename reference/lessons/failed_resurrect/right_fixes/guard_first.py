@@ -8,7 +8,6 @@ same three branches as before, so a new room still opens on its first write and 
 open room still takes Failed.
 """
 
-from reference.buggy import KVManager as _Buggy
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver
 from reference.fixed import KVManager as _Fixed
 from reference.status import KVPoll
@@ -18,7 +17,13 @@ class KVManager(_Fixed):
     def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
         if status == KVPoll.Failed and bootstrap_room not in self.request_status:
             return
-        _Buggy.update_status(self, bootstrap_room, status)
+        # the pre-fix body, unchanged
+        if bootstrap_room not in self.request_status:
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
 
 
 __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]

@@ -12,7 +12,6 @@ The property it breaks: the decode's whole per-room state, not only `request_sta
 is bounded by the requests in flight (the simulation's whole-state bound).
 """
 
-from reference.buggy import KVManager as _Buggy
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver
 from reference.fixed import KVManager as _Fixed
 from reference.status import KVPoll
@@ -32,7 +31,13 @@ class KVManager(_Fixed):
             self.cleared_rooms.discard(bootstrap_room)  # a reused id may fail again
         elif status == KVPoll.Failed and bootstrap_room in self.cleared_rooms:
             return
-        _Buggy.update_status(self, bootstrap_room, status)  # the set, not upstream's guard, does the work
+        # the pre-fix body: the set, not upstream's guard, does the work
+        if bootstrap_room not in self.request_status:
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
 
 
 __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]

@@ -8,8 +8,8 @@ its abort, timeout or lost prefill. Bounded, but the reason is gone. Breaks hard
 item 3 (`failure_exception()` takes the reason before it clears).
 """
 
-from reference.common.receiver import ReceiverBase
 import reference.hardened
+from reference.common.receiver import ReceiverBase
 from reference.hardened import BootstrapServer, DPDispatcher, KVManager
 
 __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]

@@ -7,8 +7,8 @@ no request will ever clear again, one entry per late abort for as long as the de
 runs. Breaks hardened item 1 (nothing is recorded for a cleared room).
 """
 
-from reference.common.manager import ManagerBase
 import reference.hardened
+from reference.common.manager import ManagerBase
 from reference.hardened import BootstrapServer, DPDispatcher, KVReceiver
 
 __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]

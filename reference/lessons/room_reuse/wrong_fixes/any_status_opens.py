@@ -18,7 +18,8 @@ __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
 
 class KVManager(reference.hardened.KVManager):
     def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
-        if bootstrap_room not in self.request_status and status != KVPoll.Failed and status != KVPoll.Bootstrapping:
+        opening_or_failed = status in (KVPoll.Bootstrapping, KVPoll.Failed)
+        if bootstrap_room not in self.request_status and not opening_or_failed:
             self.request_status[bootstrap_room] = status  # the mistake: a late status re-creates the room
             return
         super().update_status(bootstrap_room, status)

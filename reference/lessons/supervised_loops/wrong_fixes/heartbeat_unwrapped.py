@@ -8,8 +8,8 @@ heartbeat thread, and no later prefill failure is ever detected, with nothing lo
 Breaks hardened item "the heartbeat thread's probe is wrapped the same way".
 """
 
-from reference.common.manager import ManagerBase
 import reference.hardened
+from reference.common.manager import ManagerBase
 from reference.hardened import BootstrapServer, DPDispatcher, KVReceiver
 
 __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
