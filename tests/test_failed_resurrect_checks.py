@@ -23,7 +23,21 @@ GALLERY = {
     "ignore_failed_always": "open-room-takes-failed",
     "ignore_absent_always": "absent-room-opens",
     "guard_in_abort": "late-failed-never-recreates",
+    "cleared_set_grows": "simulation",
 }
+# Wrong fixes today's checks pass, and the property each breaks (README gallery); the
+# simulation check (whole-state bounds) is built to catch them.
+NOT_CAUGHT_YET = {"cleared_set_grows": "the tombstone set grows by one per request (whole-state bound)"}
+CAUGHT = [
+    pytest.param(
+        module,
+        catching,
+        marks=[pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
+        if module in NOT_CAUGHT_YET
+        else [],
+    )
+    for module, catching in GALLERY.items()
+]
 
 
 def test_checks_are_well_formed():
@@ -51,6 +65,6 @@ def test_every_gallery_module_is_listed():
     assert gallery_modules(LESSON) == sorted(GALLERY)
 
 
-@pytest.mark.parametrize(("module", "catching"), GALLERY.items())
+@pytest.mark.parametrize(("module", "catching"), CAUGHT)
 def test_wrong_fix_is_caught(module, catching):
     assert_caught(run_gallery_fix(LESSON, module), catching)

@@ -49,7 +49,29 @@ CAUGHT_BY = {
     f"{GALLERY}.cache_before_register": "registered-before-cached",
     f"{GALLERY}.refresh_in_place": "next-request-refetches",
     f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
+    f"{GALLERY}.equal_not_identical": "simulation",
+    f"{GALLERY}.unlocked_identity": "simulation",
+    f"{GALLERY}.unlocked_lookup": "simulation",
 }
+# Wrong fixes every check passes today, and the property each breaks (README gallery);
+# the simulation check is built to catch them (`unlocked_lookup`: the exploration
+# `hit-vs-eviction` already does, outside the lesson run).
+NOT_CAUGHT_YET = {
+    f"{GALLERY}.equal_not_identical": "a same-port restart's new generation survives a late failure",
+    f"{GALLERY}.unlocked_identity": "invalidation is atomic with respect to every other pool writer",
+    f"{GALLERY}.unlocked_lookup": "a lookup raced by an eviction is a hit or a miss, never a KeyError",
+}
+CAUGHT = [
+    pytest.param(
+        module,
+        check_id,
+        id=module.split(".")[-1],
+        marks=[pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
+        if module in NOT_CAUGHT_YET
+        else [],
+    )
+    for module, check_id in CAUGHT_BY.items()
+]
 IDS = [check.id for check in CHECKS]
 
 
@@ -89,7 +111,7 @@ def test_the_gallery_is_complete():
     assert shipped - {"__init__"} == listed
 
 
-@pytest.mark.parametrize(("module", "check_id"), CAUGHT_BY.items(), ids=[m.split(".")[-1] for m in CAUGHT_BY])
+@pytest.mark.parametrize(("module", "check_id"), CAUGHT)
 def test_wrong_fix_is_caught(module, check_id):
     result = run_lesson(LESSON, load_impl(module), Options())
     failing = {c.id: c.symptom for c in result.checks if c.verdict == "bug"}

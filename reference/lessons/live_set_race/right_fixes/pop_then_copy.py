@@ -2,7 +2,7 @@
 
 `list(tracker.pop(addr, ()))` under `connection_lock`: the pop removes the address
 (so a later `track_room` gets a fresh set), and the copy is made before the lock is
-released. Unlike the wrong fix `live_set_pop`, which iterates what `pop` returned (the
+released. Correct: unlike the wrong fix `live_set_pop`, which iterates what `pop` returned (the
 live object mori's cleanup still holds), the loop walks the private list, so a discard
 on the popped set changes nothing it iterates.
 """

@@ -1,6 +1,6 @@
 """Right fix: `set.copy()` of the tracker's set under `connection_lock`.
 
-`rooms.copy()` is a new set object: the live one stays with whoever holds a reference
+Correct: `rooms.copy()` is a new set object: the live one stays with whoever holds a reference
 to it (mori's cleanup), and the loop iterates the copy, which only this thread can
 reach. The copy is taken inside the lock, before the pop, as upstream's `list(...)`.
 An address with no set gives an empty set, so nothing is re-created in the tracker

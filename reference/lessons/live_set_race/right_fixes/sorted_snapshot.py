@@ -1,6 +1,6 @@
 """Right fix: a `sorted(...)` snapshot taken under `connection_lock`, rooms failed in id order.
 
-`sorted(s)` builds a new list from the set in one call, inside the lock, so the loop
+Correct: `sorted(s)` builds a new list from the set in one call, inside the lock, so the loop
 iterates a private list and a concurrent discard on the live set cannot break it; the
 order (room ids ascending) also makes the failure handler's log deterministic. Room ids
 are ints, so sorting cannot raise.

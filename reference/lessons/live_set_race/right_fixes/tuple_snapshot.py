@@ -1,7 +1,7 @@
 """Right fix: snapshot the room set with `tuple(...)` under `connection_lock`.
 
-`tuple(s)` copies a set in one C call, like `list(s)`, and it is taken while the lock
-is held, before the set leaves the tracker: the loop then walks a private, immutable
+Correct: `tuple(s)` copies a set in one C call, like `list(s)`, and it is taken while
+the lock is held, before the set leaves the tracker: the loop then walks a private, immutable
 object that no concurrent `discard` can change. A room a concurrent cleanup finished
 after the snapshot is still in the tuple; `_fail_lost_room` skips it (absent or
 Success), as it does on the fixed form.

@@ -3,8 +3,8 @@
 `id()` equality is identity only while both objects are alive: a freed list's id can
 be reused by a new one. Here the receiver keeps every list it used in
 `_connection_pool_entries` until it invalidates, and the pool holds the current one,
-so both are alive when their ids are compared, under `connection_lock`: the comparison
-is exactly upstream's `is`. A newer generation another receiver installed is a
+so both are alive when their ids are compared, under `connection_lock`. Correct: the
+comparison is then exactly upstream's `is`. A newer generation another receiver installed is a
 different object with a different id and survives.
 """
 

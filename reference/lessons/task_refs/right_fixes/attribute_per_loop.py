@@ -3,8 +3,9 @@
 `self.listener_task`, `self.watchdog_task`, `self.sweep_task` (and the server's
 `self.cleanup_task`) hold the running loops strongly for the component's life; no
 collection at all. Each task's done callback sets its attribute back to None, only if
-it still names that task, so an ended or cancelled loop is let go. Instance attributes,
-so two components never share a loop.
+it still names that task, so an ended or cancelled loop is let go. Correct: a strong
+reference per running loop, none to an ended one, and instance attributes, so two
+components never share a loop.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Unlike the wrong fix `shared_by_name` (the registry declared on the class, shared by
 every dispatcher), the dict is created in `__init__`: each component holds its own
-loops strongly, by name, for `/health` or shutdown to find. A task's done callback
+loops strongly, by name, for `/health` or shutdown to find. Correct: one registry per
+instance, alive as long as the component. A task's done callback
 deletes its name only if the entry is still that task, so a loop restarted under the
 same name is never dropped by its predecessor's callback.
 """

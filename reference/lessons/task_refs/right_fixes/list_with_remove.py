@@ -1,6 +1,6 @@
 """Right fix: tasks held in a list on the instance; each task's done callback removes it.
 
-The list is made in `__init__`, so each dispatcher and each server has its own, and it
+Correct: the list is made in `__init__`, so each dispatcher and each server has its own, and it
 lives as long as the component: it holds every loop strongly while the loop runs. The
 done callback `self._loops.remove` takes the task out when it ends (returns, raises or
 is cancelled), so a finished loop is let go; `remove` finds it by identity first (a

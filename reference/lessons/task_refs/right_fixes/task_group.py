@@ -1,7 +1,7 @@
 """Right fix: the loops run in an `asyncio.TaskGroup`, owned by one task the component holds.
 
 `start()` creates one owner task (held in `self._group_owner`) that opens a TaskGroup
-and starts the loops in it. The group keeps a strong reference to each child until the
+and starts the loops in it. Correct: the group keeps a strong reference to each child until the
 child is done, and the owner's frame keeps the group, so every loop is reachable for as
 long as it runs; an ended loop leaves the group's set at once, and when every loop has
 ended the owner returns and its done callback drops it. The owner is also what

@@ -1,0 +1,104 @@
+"""The residual lessons' galleries: every hardened-based wrong fix comes out `bug` on its lesson.
+
+`reference/lessons/<id>/wrong_fixes/` of each residual lesson holds `reference.hardened`
+with one item of that lesson's hardened design undone or done the tempting way (the
+lesson README's gallery names the item). Each must be `bug` on its lesson, through
+`--impl`'s loader and `run_lesson`, caught by the check named here. Those the lesson's
+story does not reach today are marked `xfail(strict=True)`: the seeded simulation
+(check `simulation`) is built to catch them, and the strict mark fails as soon as it
+does, so the mark is removed then.
+"""
+
+from __future__ import annotations
+
+import pkgutil
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+from checklist_gallery import assert_caught
+
+from reference.harness.lesson import run_lesson
+from reference.lessons import LESSONS, Options
+from reference.variants import load_impl
+
+REPO = Path(__file__).resolve().parents[1]
+SIM = "simulation"
+
+# lesson -> wrong fix -> (the check that must catch it, the hardened property it breaks)
+GALLERY: dict[str, dict[str, tuple[str, str]]] = {
+    "restart-recovery": {
+        "no_peer_drop": ("story", "a dead peer's cached generations are dropped at once"),
+        "fail_while_restarting": (SIM, "a request arriving during a restart waits for the new prefill"),
+        "wait_without_bound": (SIM, "the wait for a prefill ends at the waiting timeout"),
+        "retry_every_ms": (SIM, "waiting requests back off (doubling, jittered)"),
+        "no_resend": (SIM, "a request whose prefill died before answering is resent"),
+        "partition_never_invalidated": (SIM, "the waiting timeout still invalidates (no disconnect seen)"),
+    },
+    "room-reuse": {
+        "any_status_opens": (SIM, "only Bootstrapping creates a room"),
+        "failed_not_terminal": (SIM, "Failed is terminal"),
+        "leftovers_kept": (SIM, "a new lifecycle clears the room's leftovers"),
+        "no_lifecycle_owner": ("story", "a receiver writes only while its lifecycle owns the room"),
+        "transfer_counts_early": ("story", "transfer statuses count only after the metadata"),
+    },
+    "failure-records": {
+        "record_for_cleared": (SIM, "nothing is recorded for a cleared room"),
+        "clear_keeps_record": (SIM, "clear() drops the room's failure record"),
+        "clear_keeps_tracking": (SIM, "clear() drops the room's tracking"),
+        "reason_after_clear": (SIM, "failure_exception() keeps the reason (read before clearing)"),
+    },
+    "stale-tracker": {
+        "pop_any_set": ("story", "the cleanup pops only the set it holds"),
+        "unlocked_identity_check": (SIM, "the cleanup's check and pop are one locked step"),
+    },
+    "supervised-loops": {
+        "log_no_restart": ("story", "a loop that raised runs again"),
+        "restart_silently": ("story", "a restart logs the traceback"),
+        "restart_without_backoff": (SIM, "restarts back off (0.1 s doubling to 5 s)"),
+        "restart_after_return": (SIM, "a loop that returns on purpose stays ended"),
+        "supervise_watchdog_only": (SIM, "each of the dispatcher's loops is supervised"),
+        "server_cleanup_unsupervised": (SIM, "the bootstrap server's cleanup is supervised"),
+        "heartbeat_unwrapped": (SIM, "the heartbeat's probe is wrapped"),
+    },
+}
+
+
+def _package(lesson_id: str) -> str:
+    return f"reference.lessons.{lesson_id.replace('-', '_')}.wrong_fixes"
+
+
+CASES = [
+    pytest.param(
+        lesson_id,
+        module,
+        catching,
+        id=f"{lesson_id}/{module}",
+        marks=[pytest.mark.lesson(id=lesson_id)]
+        + (
+            [pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
+            if catching == SIM
+            else []
+        ),
+    )
+    for lesson_id, modules in GALLERY.items()
+    for module, (catching, _property) in modules.items()
+]
+
+
+@pytest.mark.parametrize("lesson_id", sorted(GALLERY))
+def test_every_gallery_module_is_listed_and_documented(lesson_id):
+    package = import_module(_package(lesson_id))
+    assert sorted(info.name for info in pkgutil.iter_modules(package.__path__)) == sorted(GALLERY[lesson_id])
+    readme = (REPO / "reference/lessons" / lesson_id.replace("-", "_") / "README.md").read_text()
+    gallery = readme.split("## Gallery: tempting wrong fixes", 1)[1]
+    for module in GALLERY[lesson_id]:
+        assert f"`{module}`" in gallery, module
+        doc = " ".join((import_module(f"{_package(lesson_id)}.{module}").__doc__ or "").split())
+        assert "Tempting" in doc and "Wrong" in doc and "Breaks hardened item" in doc, module
+
+
+@pytest.mark.parametrize(("lesson_id", "module", "catching"), CASES)
+def test_wrong_fix_is_caught(lesson_id, module, catching):
+    result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), Options())
+    assert_caught(result, catching)

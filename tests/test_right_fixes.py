@@ -1,0 +1,134 @@
+"""No false positives: every correct alternative fix in a lesson's right-fix gallery is `ok`.
+
+`reference/lessons/<id>/right_fixes/` holds, for each of the four fix lessons, correct fixes
+written differently from `reference/fixed` (an identity check, a snapshot made another
+way, another lock layout, another way to hold a task). Each is `reference.fixed` with
+that one change, so it is complete: it must come out `ok` on every check of every fix
+lesson, loaded the way `--impl` loads it (`load_impl`) and run through `run_lesson`. A
+checker that rejected one of them would be judging the form of the fix, not what it does.
+
+The checks part runs with `Options(quick=True)` (no deep checks) for every module on
+every fix lesson; one test per lesson runs that lesson's deep checks too (the simulation,
+the explorations, once they are checks) on its own right fixes.
+"""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import subprocess
+import sys
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from reference.harness.lesson import run_lesson
+from reference.harness.result import Result
+from reference.lessons import LESSONS, Options
+from reference.variants import load_impl
+
+REPO = Path(__file__).resolve().parents[1]
+FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+
+# Each lesson's right fixes: what makes each one different from reference/fixed.
+RIGHT_FIXES = {
+    "failed-resurrect": {
+        "identity_check": "`status is KVPoll.Failed`, one `dict.get`",
+        "guard_first": "one early return before the pre-fix body",
+        "locked_table": "update_status and clear under a status lock",
+    },
+    "live-set-race": {
+        "tuple_snapshot": "`tuple(...)` under the lock",
+        "sorted_snapshot": "`sorted(...)` under the lock",
+        "set_copy": "`set.copy()` under the lock",
+        "pop_then_copy": "`list(tracker.pop(addr))` in one locked step",
+        "locked_snapshot_loop": "a snapshot, iterated with the lock held",
+    },
+    "stale-bootstrap": {
+        "generation_counter": "per-key generation numbers compared under the lock",
+        "identity_by_id": "`id()` equality with both objects kept alive",
+        "pop_and_restore": "pop under the lock, restore what is not ours",
+        "all_keys_one_section": "every CP key looked up in one locked section",
+    },
+    "task-refs": {
+        "list_with_remove": "a list on the instance, `list.remove` as done callback",
+        "dict_by_name": "a per-instance `{name: task}` registry",
+        "attribute_per_loop": "one attribute per loop, reset when it ends",
+        "task_group": "an `asyncio.TaskGroup` in one held owner task",
+    },
+}
+
+
+def _package(lesson_id: str) -> str:
+    return f"reference.lessons.{lesson_id.replace('-', '_')}.right_fixes"
+
+
+def _shipped(lesson_id: str) -> list[str]:
+    package = import_module(_package(lesson_id))
+    return sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+
+
+def _run(lesson_id: str, dotted: str, options: Options) -> Result:
+    return run_lesson(LESSONS[lesson_id], load_impl(dotted), options)
+
+
+def _not_ok(result: Result) -> list[str]:
+    return [
+        f"{check.id}: {check.verdict}: {check.symptom}" for check in result.checks if check.verdict != "ok"
+    ]
+
+
+ALL = [(lesson, module) for lesson, modules in RIGHT_FIXES.items() for module in modules]
+
+
+@pytest.mark.parametrize("lesson_id", FIX_LESSONS)
+def test_every_right_fix_is_listed_and_there_are_at_least_three(lesson_id):
+    assert _shipped(lesson_id) == sorted(RIGHT_FIXES[lesson_id])
+    assert len(RIGHT_FIXES[lesson_id]) >= 3
+
+
+@pytest.mark.parametrize(("home", "module"), ALL, ids=[f"{h}/{m}" for h, m in ALL])
+def test_right_fix_says_why_it_is_correct_and_the_readme_lists_it(home, module):
+    doc = import_module(f"{_package(home)}.{module}").__doc__ or ""
+    assert doc.startswith("Right fix") and "orrect" in doc, f"{module}: docstring must say why it is correct"
+    readme = (REPO / "reference/lessons" / home.replace("-", "_") / "README.md").read_text()
+    assert "## Gallery: right fixes" in readme, home
+    assert f"`{module}`" in readme.split("## Gallery: right fixes", 1)[1], f"{module} not in the README"
+
+
+@pytest.mark.parametrize("lesson_id", FIX_LESSONS)
+@pytest.mark.parametrize(("home", "module"), ALL, ids=[f"{h}/{m}" for h, m in ALL])
+def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
+    """Quick: story and hand-built checks of every fix lesson (each right fix is complete)."""
+    result = _run(lesson_id, f"{_package(home)}.{module}", Options(quick=True))
+    assert result.verdict == "ok" and not _not_ok(result), f"{module} on {lesson_id}: {_not_ok(result)}"
+    quick_checks = [check for check in LESSONS[lesson_id].checks if not check.deep]
+    assert len(result.checks) == len(quick_checks) + 1  # every quick check ran, and the story
+
+
+@pytest.mark.parametrize("lesson_id", FIX_LESSONS)
+def test_right_fixes_hold_the_deep_checks_of_their_lesson(lesson_id):
+    """The full run (deep checks included) of each right fix on its own lesson."""
+    failures = {}
+    for module in RIGHT_FIXES[lesson_id]:
+        result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options())
+        if result.verdict != "ok" or _not_ok(result):
+            failures[module] = _not_ok(result) or result.symptom
+    assert not failures, failures
+
+
+def test_the_cli_accepts_a_right_fix_by_path():
+    """The public path end to end: `--impl` a file, `--json`, exit 0."""
+    path = REPO / "reference/lessons/stale_bootstrap/right_fixes/generation_counter.py"
+    run = subprocess.run(
+        [sys.executable, "-m", "reference", "--impl", str(path), "--lesson", "stale-bootstrap", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    (result,) = json.loads(run.stdout)["results"]
+    assert result["verdict"] == "ok"
+    assert {check["verdict"] for check in result["checks"]} == {"ok"}
