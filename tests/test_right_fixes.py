@@ -6,6 +6,8 @@ way, another lock layout, another way to hold a task). Each is `reference.fixed`
 that one change, so it is complete: it must come out `ok` on every check of every fix
 lesson, loaded the way `--impl` loads it (`load_impl`) and run through `run_lesson`. A
 checker that rejected one of them would be judging the form of the fix, not what it does.
+Four residual lessons have one too, built on `reference.hardened`; like hardened, each
+must be `ok` on every lesson.
 
 The checks part runs with `Options(quick=True)` (no deep checks) for every module on
 every fix lesson; one test per lesson runs that lesson's deep checks too (the simulation,
@@ -60,6 +62,15 @@ RIGHT_FIXES = {
         "task_group": "an `asyncio.TaskGroup` in one held owner task",
     },
 }
+# Residual lessons: `reference.hardened` with the part that closes the residual written
+# another way; complete as hardened is, so `ok` on every lesson.
+RESIDUAL_RIGHT_FIXES = {
+    "restart-recovery": {"full_jitter": "waits drawn between 0 and the ceiling"},
+    "room-reuse": {"receiver_identity": "ownership is `receivers[room] is self`"},
+    "failure-records": {"lifecycle_guard": "record only for a room with an open lifecycle"},
+    "supervised-loops": {"restart_by_callback": "restarted from the task's done callback"},
+}
+EVERY_LESSON = tuple(LESSONS)
 
 
 def _package(lesson_id: str) -> str:
@@ -82,6 +93,11 @@ def _not_ok(result: Result) -> list[str]:
 
 
 ALL = [(lesson, module) for lesson, modules in RIGHT_FIXES.items() for module in modules]
+RESIDUAL = [(lesson, module) for lesson, modules in RESIDUAL_RIGHT_FIXES.items() for module in modules]
+# Each right fix with every lesson it claims: the four fix lessons, or every lesson.
+CLAIMS = [(home, module, lesson) for home, module in ALL for lesson in FIX_LESSONS] + [
+    (home, module, lesson) for home, module in RESIDUAL for lesson in EVERY_LESSON
+]
 
 
 @pytest.mark.parametrize("lesson_id", FIX_LESSONS)
@@ -90,7 +106,12 @@ def test_every_right_fix_is_listed_and_there_are_at_least_three(lesson_id):
     assert len(RIGHT_FIXES[lesson_id]) >= 3
 
 
-@pytest.mark.parametrize(("home", "module"), ALL, ids=[f"{h}/{m}" for h, m in ALL])
+@pytest.mark.parametrize("lesson_id", sorted(RESIDUAL_RIGHT_FIXES))
+def test_every_residual_right_fix_is_listed(lesson_id):
+    assert _shipped(lesson_id) == sorted(RESIDUAL_RIGHT_FIXES[lesson_id])
+
+
+@pytest.mark.parametrize(("home", "module"), ALL + RESIDUAL, ids=[f"{h}/{m}" for h, m in ALL + RESIDUAL])
 def test_right_fix_says_why_it_is_correct_and_the_readme_lists_it(home, module):
     doc = import_module(f"{_package(home)}.{module}").__doc__ or ""
     assert doc.startswith("Right fix") and "orrect" in doc, f"{module}: docstring must say why it is correct"
@@ -99,21 +120,22 @@ def test_right_fix_says_why_it_is_correct_and_the_readme_lists_it(home, module):
     assert f"`{module}`" in readme.split("## Gallery: right fixes", 1)[1], f"{module} not in the README"
 
 
-@pytest.mark.parametrize("lesson_id", FIX_LESSONS)
-@pytest.mark.parametrize(("home", "module"), ALL, ids=[f"{h}/{m}" for h, m in ALL])
+@pytest.mark.parametrize(
+    ("home", "module", "lesson_id"), CLAIMS, ids=[f"{h}/{m}-on-{x}" for h, m, x in CLAIMS]
+)
 def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
-    """Quick: story and hand-built checks of every fix lesson (each right fix is complete)."""
+    """Quick: story and hand-built checks of every lesson the right fix claims."""
     result = _run(lesson_id, f"{_package(home)}.{module}", Options(quick=True))
     assert result.verdict == "ok" and not _not_ok(result), f"{module} on {lesson_id}: {_not_ok(result)}"
     quick_checks = [check for check in LESSONS[lesson_id].checks if not check.deep]
     assert len(result.checks) == len(quick_checks) + 1  # every quick check ran, and the story
 
 
-@pytest.mark.parametrize("lesson_id", FIX_LESSONS)
+@pytest.mark.parametrize("lesson_id", [*FIX_LESSONS, *RESIDUAL_RIGHT_FIXES])
 def test_right_fixes_hold_the_deep_checks_of_their_lesson(lesson_id):
     """The full run (deep checks included) of each right fix on its own lesson."""
     failures = {}
-    for module in RIGHT_FIXES[lesson_id]:
+    for module in {**RIGHT_FIXES, **RESIDUAL_RIGHT_FIXES}[lesson_id]:
         result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options())
         if result.verdict != "ok" or _not_ok(result):
             failures[module] = _not_ok(result) or result.symptom
