@@ -8,9 +8,10 @@ passes. Wrong: equality is not identity. A prefill that restarts on the *same* p
 generation equal to the old one; another receiver fetched it and re-registered this
 decode with the new process, and a late failure on the old generation still drops the
 new one (one more `/route` fetch and re-registration per late failure, as `by_key`).
-Two receivers that filled the same key concurrently also hold equal lists, so either's
-failure drops the other's. The property it breaks: a replacement generation installed
-by another receiver survives (`replacement-survives` with equal ports).
+The same happens without a restart when the heartbeat evicted an entry of a prefill
+that was only unreachable for a while and another receiver fetched the unchanged ports
+again. The property it breaks: a replacement generation installed by another receiver
+survives a late failure on the old one (`replacement-survives`, with equal ports).
 """
 
 import reference.fixed
