@@ -86,7 +86,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("lesson_id", sorted(GALLERY))
+@pytest.mark.parametrize(
+    "lesson_id", [pytest.param(lesson, marks=pytest.mark.lesson(id=lesson)) for lesson in sorted(GALLERY)]
+)
 def test_every_gallery_module_is_listed_and_documented(lesson_id):
     package = import_module(_package(lesson_id))
     assert sorted(info.name for info in pkgutil.iter_modules(package.__path__)) == sorted(GALLERY[lesson_id])

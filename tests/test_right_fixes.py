@@ -121,7 +121,8 @@ def test_right_fix_says_why_it_is_correct_and_the_readme_lists_it(home, module):
 
 
 @pytest.mark.parametrize(
-    ("home", "module", "lesson_id"), CLAIMS, ids=[f"{h}/{m}-on-{x}" for h, m, x in CLAIMS]
+    ("home", "module", "lesson_id"),
+    [pytest.param(h, m, x, id=f"{h}/{m}-on-{x}", marks=pytest.mark.lesson(id=x)) for h, m, x in CLAIMS],
 )
 def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
     """Quick: story and hand-built checks of every lesson the right fix claims."""

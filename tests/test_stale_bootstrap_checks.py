@@ -57,7 +57,7 @@ CAUGHT_BY = {
 # the simulation check is built to catch them (`unlocked_lookup`: the exploration
 # `hit-vs-eviction` already does, outside the lesson run).
 NOT_CAUGHT_YET = {
-    f"{GALLERY}.equal_not_identical": "an equal (same-port) new generation survives a late failure on the old",
+    f"{GALLERY}.equal_not_identical": "an equal (same-port) new generation survives a late failure",
     f"{GALLERY}.unlocked_identity": "invalidation is atomic with respect to every other pool writer",
     f"{GALLERY}.unlocked_lookup": "a lookup raced by an eviction is a hit or a miss, never a KeyError",
 }
