@@ -72,6 +72,7 @@ RESIDUAL_RIGHT_FIXES = {
     "supervised-loops": {"restart_by_callback": "restarted from the task's done callback"},
 }
 EVERY_LESSON = tuple(LESSONS)
+DEEP_BUDGET = 1.0  # seconds of deep checks per right fix and lesson: 3 to 5 fixes per test
 
 
 def _package(lesson_id: str) -> str:
@@ -138,7 +139,7 @@ def test_right_fixes_hold_the_deep_checks_of_their_lesson(lesson_id):
     """The full run (deep checks included) of each right fix on its own lesson."""
     failures = {}
     for module in {**RIGHT_FIXES, **RESIDUAL_RIGHT_FIXES}[lesson_id]:
-        result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options())
+        result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options(budget=DEEP_BUDGET))
         if result.verdict != "ok" or _not_ok(result):
             failures[module] = _not_ok(result) or result.symptom
     assert not failures, failures
