@@ -6,9 +6,11 @@ from checklist_gallery import (
     assert_caught,
     assert_well_formed,
     check_ids,
+    gallery_case,
     gallery_modules,
     run_gallery_fix,
     verdict_on,
+    wrong_fix_options,
 )
 
 LESSON = "failed-resurrect"
@@ -25,19 +27,10 @@ GALLERY = {
     "guard_in_abort": "late-failed-never-recreates",
     "cleared_set_grows": "simulation",
 }
-# Wrong fixes today's checks pass, and the property each breaks (README gallery); the
-# simulation check (whole-state bounds) is built to catch them.
-NOT_CAUGHT_YET = {"cleared_set_grows": "the tombstone set grows by one per request (whole-state bound)"}
-CAUGHT = [
-    pytest.param(
-        module,
-        catching,
-        marks=[pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
-        if module in NOT_CAUGHT_YET
-        else [],
-    )
-    for module, catching in GALLERY.items()
-]
+# Wrong fixes the simulation check (whole-state bound) catches and no hand-built check does.
+# `cleared_set_grows`: the tombstone set grows by one per request.
+NOT_CAUGHT_YET: set[str] = set()  # the simulation misses none of this gallery
+CAUGHT = [gallery_case(module, catching, module in NOT_CAUGHT_YET) for module, catching in GALLERY.items()]
 
 
 def test_checks_are_well_formed():
@@ -67,4 +60,5 @@ def test_every_gallery_module_is_listed():
 
 @pytest.mark.parametrize(("module", "catching"), CAUGHT)
 def test_wrong_fix_is_caught(module, catching):
-    assert_caught(run_gallery_fix(LESSON, module), catching)
+    options = wrong_fix_options(catching, module in NOT_CAUGHT_YET)
+    assert_caught(run_gallery_fix(LESSON, module, options), catching)

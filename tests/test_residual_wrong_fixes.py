@@ -3,10 +3,10 @@
 `reference/lessons/<id>/wrong_fixes/` of each residual lesson holds `reference.hardened`
 with one item of that lesson's hardened design undone or done the tempting way (the
 lesson README's gallery names the item). Each must be `bug` on its lesson, through
-`--impl`'s loader and `run_lesson`, caught by the check named here. Those the lesson's
-story does not reach today are marked `xfail(strict=True)`: the seeded simulation
-(check `simulation`) is built to catch them, and the strict mark fails as soon as it
-does, so the mark is removed then.
+`--impl`'s loader and `run_lesson`, caught by the check named here: the story (run
+quick), or the seeded simulation (check `simulation`, run with a deep-check budget).
+Those the simulation does not catch yet are marked `xfail(strict=True)`; the strict
+mark fails as soon as it does, so the mark is removed then.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from checklist_gallery import assert_caught
+from checklist_gallery import NOT_YET, assert_caught, wrong_fix_options
 
 from reference.harness.lesson import run_lesson
-from reference.lessons import LESSONS, Options
+from reference.lessons import LESSONS
 from reference.variants import load_impl
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,6 +68,27 @@ def _package(lesson_id: str) -> str:
     return f"reference.lessons.{lesson_id.replace('-', '_')}.wrong_fixes"
 
 
+# Wrong fixes of the table above that the simulation does not catch yet (measured at
+# XFAIL_BUDGET and at 5 s); supervised-loops has no simulation profile, so none of its
+# `simulation` entries can be caught until it has one.
+NOT_CAUGHT_YET = {
+    ("restart-recovery", "fail_while_restarting"),
+    ("restart-recovery", "wait_without_bound"),
+    ("restart-recovery", "retry_every_ms"),
+    ("restart-recovery", "no_resend"),
+    ("room-reuse", "any_status_opens"),
+    ("room-reuse", "failed_not_terminal"),
+    ("room-reuse", "leftovers_kept"),
+    ("failure-records", "clear_keeps_record"),
+    ("failure-records", "clear_keeps_tracking"),
+    ("failure-records", "reason_after_clear"),
+    ("stale-tracker", "unlocked_identity_check"),
+    ("supervised-loops", "restart_without_backoff"),
+    ("supervised-loops", "restart_after_return"),
+    ("supervised-loops", "supervise_watchdog_only"),
+    ("supervised-loops", "server_cleanup_unsupervised"),
+    ("supervised-loops", "heartbeat_unwrapped"),
+}
 CASES = [
     pytest.param(
         lesson_id,
@@ -75,15 +96,16 @@ CASES = [
         catching,
         id=f"{lesson_id}/{module}",
         marks=[pytest.mark.lesson(id=lesson_id)]
-        + (
-            [pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
-            if catching == SIM
-            else []
-        ),
+        + ([pytest.mark.xfail(strict=True, reason=NOT_YET)] if (lesson_id, module) in NOT_CAUGHT_YET else []),
     )
     for lesson_id, modules in GALLERY.items()
     for module, (catching, _property) in modules.items()
 ]
+
+
+def test_only_simulation_entries_wait_for_the_simulation():
+    for lesson_id, module in NOT_CAUGHT_YET:
+        assert GALLERY[lesson_id][module][0] == SIM, (lesson_id, module)
 
 
 @pytest.mark.parametrize(
@@ -102,5 +124,6 @@ def test_every_gallery_module_is_listed_and_documented(lesson_id):
 
 @pytest.mark.parametrize(("lesson_id", "module", "catching"), CASES)
 def test_wrong_fix_is_caught(lesson_id, module, catching):
-    result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), Options())
+    options = wrong_fix_options(catching, (lesson_id, module) in NOT_CAUGHT_YET)
+    result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), options)
     assert_caught(result, catching)

@@ -72,7 +72,7 @@ RESIDUAL_RIGHT_FIXES = {
     "supervised-loops": {"restart_by_callback": "restarted from the task's done callback"},
 }
 EVERY_LESSON = tuple(LESSONS)
-DEEP_BUDGET = 1.0  # seconds of deep checks per right fix and lesson: 3 to 5 fixes per test
+DEEP_BUDGET = 5.0  # deep-check seconds per right fix and lesson (the simulation's 30 runs, loaded)
 
 
 def _package(lesson_id: str) -> str:
@@ -136,13 +136,20 @@ def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
 
 @pytest.mark.parametrize("lesson_id", [*FIX_LESSONS, *RESIDUAL_RIGHT_FIXES])
 def test_right_fixes_hold_the_deep_checks_of_their_lesson(lesson_id):
-    """The full run (deep checks included) of each right fix on its own lesson."""
-    failures = {}
+    """The full run (deep checks included) of each right fix on its own lesson: every check
+    `ok`. A deep check that ran out of budget before it could decide (`unknown`: "only N
+    runs within the budget") is no false positive and no pass either: it skips, naming it."""
+    failures, undecided = {}, {}
     for module in {**RIGHT_FIXES, **RESIDUAL_RIGHT_FIXES}[lesson_id]:
         result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options(budget=DEEP_BUDGET))
-        if result.verdict != "ok" or _not_ok(result):
-            failures[module] = _not_ok(result) or result.symptom
+        for check in result.checks:
+            if check.verdict == "unknown" and check.symptom.startswith("only "):
+                undecided[f"{module}/{check.id}"] = check.symptom
+            elif check.verdict != "ok":
+                failures[f"{module}/{check.id}"] = f"{check.verdict}: {check.symptom}"
     assert not failures, failures
+    if undecided:
+        pytest.skip(f"deep checks out of budget ({DEEP_BUDGET:g} s): {undecided}")
 
 
 EXPLORED = [(lesson, module) for lesson, module in ALL if lesson != "task-refs"]  # no exploration there

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checklist_gallery import gallery_case, wrong_fix_options
 
 import reference.buggy
 import reference.fixed
@@ -53,23 +54,16 @@ CAUGHT_BY = {
     f"{GALLERY}.unlocked_identity": "simulation",
     f"{GALLERY}.unlocked_lookup": "simulation",
 }
-# Wrong fixes every check passes today, and the property each breaks (README gallery);
-# the simulation check is built to catch them (`unlocked_lookup`: the exploration
-# `hit-vs-eviction` already does, outside the lesson run).
+# Wrong fixes every hand-built check passes, and the property each breaks (README gallery);
+# the simulation check is built to catch them and does not yet (`unlocked_lookup`: the
+# exploration `hit-vs-eviction` does, outside the lesson run).
 NOT_CAUGHT_YET = {
     f"{GALLERY}.equal_not_identical": "an equal (same-port) new generation survives a late failure",
     f"{GALLERY}.unlocked_identity": "invalidation is atomic with respect to every other pool writer",
     f"{GALLERY}.unlocked_lookup": "a lookup raced by an eviction is a hit or a miss, never a KeyError",
 }
 CAUGHT = [
-    pytest.param(
-        module,
-        check_id,
-        id=module.split(".")[-1],
-        marks=[pytest.mark.xfail(strict=True, reason="caught once the simulation lands")]
-        if module in NOT_CAUGHT_YET
-        else [],
-    )
+    gallery_case(module, check_id, module in NOT_CAUGHT_YET, id=module.split(".")[-1])
     for module, check_id in CAUGHT_BY.items()
 ]
 IDS = [check.id for check in CHECKS]
@@ -113,7 +107,7 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT)
 def test_wrong_fix_is_caught(module, check_id):
-    result = run_lesson(LESSON, load_impl(module), Options())
+    result = run_lesson(LESSON, load_impl(module), wrong_fix_options(check_id, module in NOT_CAUGHT_YET))
     failing = {c.id: c.symptom for c in result.checks if c.verdict == "bug"}
     assert result.verdict == "bug", result.symptom
     assert check_id in failing, f"caught only by {sorted(failing)}"
