@@ -48,18 +48,24 @@ def gallery_modules(lesson_id: str) -> list[str]:
 SIM_BUDGET = 10.0
 XFAIL_BUDGET = 4.0
 NOT_YET = "caught once the simulation lands"
+# A wrong fix whose mistake falls between two dict operations of one call: the simulation
+# (whole calls, one at a time) cannot place it; a DPOR exploration can. Caught by a deep
+# check, whichever: an exploration once explorations are deep checks of the lesson.
+DEEP = "deep"
+NOT_YET_DEEP = "caught once the explorations are deep checks (an interleaving inside one call)"
 
 
 def wrong_fix_options(catching: str, expected_to_fail: bool = False) -> Options:
     """Quick for a hand-built check; the deep checks, with a budget, for the simulation."""
-    if catching != "simulation":
+    if catching not in ("simulation", DEEP):
         return Options(quick=True)
     return Options(budget=XFAIL_BUDGET if expected_to_fail else SIM_BUDGET)
 
 
 def gallery_case(module: str, catching: str, not_yet: bool, **param_kwargs) -> object:
-    """One wrong fix's test case; `xfail(strict=True)` while the simulation misses it."""
-    marks = [pytest.mark.xfail(strict=True, reason=NOT_YET)] if not_yet else []
+    """One wrong fix's test case; `xfail(strict=True)` while no deep check catches it."""
+    reason = NOT_YET_DEEP if catching == DEEP else NOT_YET
+    marks = [pytest.mark.xfail(strict=True, reason=reason)] if not_yet else []
     return pytest.param(module, catching, marks=marks, **param_kwargs)
 
 
@@ -71,6 +77,11 @@ def run_gallery_fix(lesson_id: str, module: str, options: Options | None = None)
 def assert_caught(result: Result, catching: str) -> None:
     failing = {check.id: check for check in result.checks if check.verdict == "bug"}
     assert result.verdict == "bug", f"{result.variant}: {result.verdict}: {result.symptom}"
+    if catching == DEEP:  # whichever deep check it is (the simulation, an exploration)
+        lesson = LESSONS[result.lesson]
+        deep = sorted(i for i in failing if i != STORY and lesson.check(i).deep)
+        assert deep, f"{result.variant}: no deep check caught it; failing: {sorted(failing)}"
+        catching = deep[0]
     assert catching in failing, f"{result.variant}: {catching} did not catch it; failing: {sorted(failing)}"
     if catching != STORY:
         assert catching in result.symptom, result.symptom  # the lesson's symptom names it

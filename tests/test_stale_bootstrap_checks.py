@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from checklist_gallery import gallery_case, wrong_fix_options
+from checklist_gallery import DEEP, gallery_case, wrong_fix_options
 
 import reference.buggy
 import reference.fixed
@@ -51,12 +51,13 @@ CAUGHT_BY = {
     f"{GALLERY}.refresh_in_place": "next-request-refetches",
     f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
     f"{GALLERY}.equal_not_identical": "simulation",
-    f"{GALLERY}.unlocked_identity": "simulation",
-    f"{GALLERY}.unlocked_lookup": "simulation",
+    f"{GALLERY}.unlocked_identity": DEEP,
+    f"{GALLERY}.unlocked_lookup": DEEP,
 }
-# Wrong fixes every hand-built check passes, and the property each breaks (README gallery);
-# the simulation check is built to catch them and does not yet (`unlocked_lookup`: the
-# exploration `hit-vs-eviction` does, outside the lesson run).
+# Wrong fixes every hand-built check passes, and the property each breaks (README gallery).
+# The simulation is built to catch `equal_not_identical` and does not yet; the other two
+# race inside one call, for an exploration (`unlocked_lookup`: `hit-vs-eviction` catches
+# it under `--explore`, outside the lesson run; `unlocked_identity`: no property yet).
 NOT_CAUGHT_YET = {
     f"{GALLERY}.equal_not_identical": "an equal (same-port) new generation survives a late failure",
     f"{GALLERY}.unlocked_identity": "invalidation is atomic with respect to every other pool writer",
