@@ -32,7 +32,9 @@ def simulation_check(lesson: str) -> Check:
     own = [inv.id for inv in INVARIANTS.values() if inv.lesson in ("*", lesson)]
 
     def body(variant: ModuleType, options: Options) -> Observation:
-        outcome = search(variant, profile, options.sockets, options.seed, options.budget * SHARE)
+        outcome = search(
+            variant, profile, options.sockets, options.seed, options.budget * SHARE, frozenset(own)
+        )
         if outcome.failing is None:
             if outcome.verdict == "ok":
                 return Observation("ok", f"{outcome.runs} generated runs held every invariant (seed "

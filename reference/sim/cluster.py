@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -41,6 +42,7 @@ from reference.transport.mock import MockNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
+HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler wait for each other
 DONE = (KVPoll.Success, KVPoll.Failed)
 
 
@@ -58,8 +60,10 @@ class Request:
 
 
 class Cluster:
-    def __init__(self, variant: ModuleType, plan: Plan, errors: ThreadErrors) -> None:
-        self.variant, self.plan, self.errors = variant, plan, errors
+    def __init__(
+        self, variant: ModuleType, plan: Plan, errors: ThreadErrors, checking: frozenset[str] | None = None
+    ) -> None:
+        self.variant, self.plan, self.errors, self.checking = variant, plan, errors, checking
         self.clock = VirtualClock()
         self.net = MockNetwork(self.clock, immediate=plan.sockets == "fail-fast")
         self.net.latency = 1.0 if "latency" in plan.faults else 0.0
@@ -78,6 +82,7 @@ class Cluster:
         self.down_since: list[float | None] = [None] * len(self.prefills)
         self.known_when_down: list[list[bool]] = [[False] * plan.managers for _ in self.prefills]
         self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
+        self.parked: list[tuple[threading.Thread, threading.Event]] = []  # preempted status threads
         self._rooms = iter(range(100, sys.maxsize))
         self._numbers = iter(range(sys.maxsize))
         self.step_index: int | None = None
@@ -98,6 +103,7 @@ class Cluster:
         self.started = True
 
     def close(self) -> None:
+        self.release_parked()
         for manager in self.managers:
             manager.close()
         for prefill in self.prefills:
@@ -140,6 +146,7 @@ class Cluster:
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
         self.advance(CONFIG.waiting_timeout + 3 * CONFIG.heartbeat_interval, "drain")
+        self.release_parked()
         for request in list(self.open):
             self.poll(request)
             if request in self.open:
@@ -155,7 +162,7 @@ class Cluster:
         grew = grown(before, after)
         if grew:
             listed = ", ".join(f"{path} {a} -> {b}" for path, (a, b) in list(grew.items())[:4])
-            raise Violation("whole-state-bound", f"after all {requests} requests ended and were cleared: "
+            self.broke("whole-state-bound", f"after all {requests} requests ended and were cleared: "
                             f"{listed}")  # fmt: skip
 
     # -- the scheduler's steps ---------------------------------------------------------------------
@@ -185,7 +192,7 @@ class Cluster:
             added = [key for key, entry in after.items() if before.get(key) is not entry]
             self.note(f"decode {request.manager}", f"init room {request.room}: Failed")
             if added:
-                raise Violation("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
+                self.broke("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
                                 f"cache entries {added}")  # fmt: skip
             return
         self.note(f"decode {request.manager}", f"init room {request.room}: ports {self._ports(request)}")
@@ -259,16 +266,46 @@ class Cluster:
                 self.cleanup(index)
 
     def race_cleanup(self, m: int) -> None:
-        """The decode-status thread's cleanups run between two rooms of the next failure handler."""
-        fired: list[bool] = []
+        """Mori's status thread starts one pending cleanup and is preempted right after it
+        fetched the tracker set (protocol hook `cleanup_room_tracking.after_get`); it goes on
+        between two rooms of the next failure handler (`node_failure.after_room`)."""
+        pending = [i for i, (mm, _) in enumerate(self.cleanups) if mm == m]
+        if not pending:
+            return
+        _, room = self.cleanups.pop(pending[0])
+        parked, go, done = threading.Event(), threading.Event(), threading.Event()  # parked: or done
 
-        def inside(addr: str, room: int) -> None:
-            if not fired:
-                fired.append(True)
-                self.note("status thread", f"cleanups inside _handle_node_failure({addr})")
-                self.run_cleanups(m)
+        def after_get(got_room: int) -> None:
+            if got_room == room:
+                parked.set()
+                go.wait(HANDOFF)
 
-        self.hooks[m].set("node_failure.after_room", inside)
+        def after_room(addr: str, failed_room: int) -> None:
+            if not go.is_set():
+                self.note("status thread", f"resumes inside _handle_node_failure({addr})")
+                go.set()
+                done.wait(HANDOFF)
+
+        def cleanup() -> None:
+            try:
+                self.managers[m]._cleanup_room_tracking(room)
+            finally:
+                done.set()
+                parked.set()  # a cleanup that never reached the hook has nothing to race
+
+        self.hooks[m].set("cleanup_room_tracking.after_get", after_get)
+        self.hooks[m].set("node_failure.after_room", after_room)
+        thread = threading.Thread(target=cleanup, name=f"status-thread-{m}", daemon=True)
+        thread.start()
+        parked.wait(HANDOFF)
+        self.parked.append((thread, go))
+        self.note("status thread", f"_cleanup_room_tracking(room {room}) on decode {m}: preempted after get")
+
+    def release_parked(self) -> None:
+        for thread, go in self.parked:
+            go.set()
+            thread.join(HANDOFF)
+        self.parked.clear()
 
     # -- prefill faults ------------------------------------------------------------------------------
     def restart(self, p: int, same_ports: bool) -> None:
@@ -336,16 +373,20 @@ class Cluster:
         self.note("clock", "gc.collect()")
 
     # -- checks after every step ----------------------------------------------------------------------
-    def check_always(self) -> None:
+    def check_threads(self) -> None:
         if self.errors.errors:
-            raise Violation("threads-alive", f"a thread raised: {self.errors.describe()}")
+            self.broke("threads-alive", f"a thread raised: {self.errors.describe()}")
         for m, manager in enumerate(self.managers):
             if not manager.heartbeat_alive:
-                raise Violation("threads-alive", f"decode {m}'s heartbeat thread is gone")
+                self.broke("threads-alive", f"decode {m}'s heartbeat thread is gone")
+
+    def check_always(self) -> None:
+        self.check_threads()
+        for m, manager in enumerate(self.managers):
             for mm, room in self.cleared:
                 if mm == m and room in manager.request_status:
                     status = KVPoll(manager.request_status[room]).name
-                    raise Violation("cleared-stays-cleared", f"room {room} was cleared on decode {m} and is "
+                    self.broke("cleared-stays-cleared", f"room {room} was cleared on decode {m} and is "
                                     f"back as {status}")  # fmt: skip
 
     def overlap(self) -> float:
@@ -366,6 +407,7 @@ class Cluster:
         return best
 
     def _check_detections(self) -> None:
+        self.check_threads()
         grace = CONFIG.heartbeat_interval * (CONFIG.heartbeat_max_failures + 1)
         for p, since in enumerate(self.down_since):
             if since is None or self.clock.now() - since < grace:
@@ -379,7 +421,7 @@ class Cluster:
                     status = manager.request_status.get(request.room)
                     if status not in (KVPoll.Success, KVPoll.Failed):
                         shown = "absent" if status is None else KVPoll(status).name
-                        raise Violation(
+                        self.broke(
                             "node-failure-fails-rooms",
                             f"prefill {p} died at {since:g} s; at "
                             f"{self.clock.now():g} s decode {m}'s room {request.room} is {shown}",
@@ -391,15 +433,13 @@ class Cluster:
         status = self.managers[m].request_status.get(room)
         if status != KVPoll.Failed:
             shown = "absent" if status is None else KVPoll(status).name
-            raise Violation(
-                "failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}"
-            )
+            self.broke("failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}")
 
     def _check_invalidated(self, request: Request, why: str) -> None:
         pool = self.managers[request.manager].connection_pool
         kept = [key for key, entry in request.used.items() if pool.get(key) is entry]
         if kept:
-            raise Violation("failed-entry-invalidated", f"room {request.room} failed ({why}) on cached "
+            self.broke("failed-entry-invalidated", f"room {request.room} failed ({why}) on cached "
                             f"entries that are still cached: {kept}")  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------------------------
@@ -435,7 +475,7 @@ class Cluster:
             if request.used.get(key) is not before[key] and not (what == "init" and key in looked_up)
         ]  # fmt: skip
         if foreign:
-            raise Violation("invalidate-own-only", f"{what} of room {request.room} removed cache entries it "
+            self.broke("invalidate-own-only", f"{what} of room {request.room} removed cache entries it "
                             f"never used: {foreign}")  # fmt: skip
         return result
 
@@ -446,6 +486,11 @@ class Cluster:
             raise
         except Exception as exc:
             raise Violation("no-raise", f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+    def broke(self, invariant: str, detail: str) -> None:
+        """Raise `Violation` for an invariant this run checks (all by default, see `checking`)."""
+        if self.checking is None or invariant in self.checking:
+            raise Violation(invariant, detail)
 
     def note(self, lane: str, text: str) -> None:
         self.log.append((self.clock.now(), lane, text))

@@ -40,7 +40,7 @@ FAULTS = {
     "drop": "the next message to a prefill rank is lost",
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
-    "race_cleanup": "the decode-status thread's cleanups run inside the failure handler's loop",
+    "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",
     "timeout": "virtual time jumps past the waiting timeout",
     "gc": "gc.collect() runs",
     "latency": "(for the whole run) every message takes a second: requests stay in flight until time passes",

@@ -26,9 +26,10 @@ class Run:
     overlap: float = 0.0  # the most cache generations of one key in use at once (the search's target)
 
 
-def run_plan(variant: ModuleType, plan: Plan) -> Run:
+def run_plan(variant: ModuleType, plan: Plan, checking: frozenset[str] | None = None) -> Run:
+    """Run `plan`; `checking` names the invariants to check (None: every one)."""
     with thread_errors() as errors:
-        cluster = Cluster(variant, plan, errors)
+        cluster = Cluster(variant, plan, errors, checking)
         violation, overlap = None, 0.0
         try:
             cluster.start()

@@ -37,7 +37,10 @@ class Outcome:
     failing: Run | None = None  # the shrunk counterexample, for `bug`
 
 
-def search(variant: ModuleType, profile: Profile, sockets: str, seed: int, budget: float) -> Outcome:
+def search(
+    variant: ModuleType, profile: Profile, sockets: str, seed: int, budget: float,
+    checking: frozenset[str] | None = None,
+) -> Outcome:  # fmt: skip
     started = time.perf_counter()
     deadline = started + budget
     runs = 0
@@ -57,7 +60,7 @@ def search(variant: ModuleType, profile: Profile, sockets: str, seed: int, budge
             raise _broke(failing[0].violation.invariant)  # type: ignore[union-attr]
         if now >= deadline:
             return  # the budget is spent: draw no more runs
-        run = run_plan(variant, plan)
+        run = run_plan(variant, plan, checking)
         runs += 1
         target(float(run.overlap), label="cache generations in use at once")
         if run.violation is not None:
@@ -74,20 +77,20 @@ def search(variant: ModuleType, profile: Profile, sockets: str, seed: int, budge
     finally:
         gc.unfreeze()
     if failing:
-        smallest = _minimize(variant, failing[-1], deadline + budget)
+        smallest = _minimize(variant, failing[-1], deadline + budget, checking)
         return Outcome("bug", runs, time.perf_counter() - started, smallest)
     seconds = time.perf_counter() - started
     return Outcome("ok" if runs >= MIN_RUNS else "unknown", runs, seconds)
 
 
-def _minimize(variant: ModuleType, run: Run, deadline: float) -> Run:
+def _minimize(variant: ModuleType, run: Run, deadline: float, checking: frozenset[str] | None) -> Run:
     """Drop steps one at a time while the same invariant still breaks (after Hypothesis's
     shrink, which keeps a list at least as long as the strategy's minimum)."""
     invariant = run.violation.invariant if run.violation else ""
     index = len(run.plan.steps) - 1
     while index >= 0 and time.perf_counter() < deadline:
         steps = run.plan.steps[:index] + run.plan.steps[index + 1 :]
-        candidate = run_plan(variant, replace(run.plan, steps=steps))
+        candidate = run_plan(variant, replace(run.plan, steps=steps), checking)
         if candidate.violation is not None and candidate.violation.invariant == invariant:
             run = candidate
         index -= 1
