@@ -42,6 +42,7 @@ from reference.transport.mock import MockNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
+PAUSE = 2 * CONFIG.waiting_timeout  # how long a paused prefill takes nothing
 HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler wait for each other
 DONE = (KVPoll.Success, KVPoll.Failed)
 
@@ -145,7 +146,7 @@ class Cluster:
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
-        self.advance(CONFIG.waiting_timeout + 3 * CONFIG.heartbeat_interval, "drain")
+        self.advance(PAUSE + 3 * CONFIG.heartbeat_interval, "drain")
         self.release_parked()
         for request in list(self.open):
             self.poll(request)
@@ -328,9 +329,12 @@ class Cluster:
             self.note(f"prefill {p}", f"back on new ports {prefill.rank_ports}")
 
     def pause(self, p: int) -> None:
+        """The prefill stops for twice the waiting timeout (a GC, a stuck GPU): /health still
+        answers, and what is sent to its ranks meanwhile waits until it resumes."""
+        until = self.clock.now() + PAUSE
         for endpoint in self.prefills[p].endpoints:
-            self.net.delay(CONFIG.waiting_timeout + 2 * CONFIG.heartbeat_interval, 4, endpoint=endpoint)
-        self.note(f"prefill {p}", "paused: its next messages wait past the waiting timeout")
+            self.net.hold(endpoint, until)
+        self.note(f"prefill {p}", f"paused until {until:g} s: its ranks take no message before then")
 
     def drop(self, p: int, rank: int) -> None:
         endpoints = self.prefills[p].endpoints
