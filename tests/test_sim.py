@@ -19,6 +19,7 @@ import reference.fixed
 import reference.hardened
 from reference.harness.options import Options
 from reference.sim.check import simulation_check
+from reference.sim.invariants import Violation, checked_by
 from reference.sim.plan import Plan
 from reference.sim.profiles import PROFILES
 from reference.sim.replay import replay_file
@@ -30,6 +31,11 @@ RESTART_THEN_STAGGERED_TIMEOUTS = [
     ("restart_new", 0, 0), ("request", 0, 0), ("wait", 7, 0), ("request", 0, 0), ("wait", 6, 0),
     ("request", 0, 0),
 ]  # fmt: skip
+
+
+def run_for(lesson: str, variant: types.ModuleType, planned: Plan) -> Violation | None:
+    """The run, checked against the invariants the lesson's simulation checks."""
+    return run_plan(variant, planned, checked_by(lesson)).violation
 
 
 def plan(steps: list[tuple[str, int, int]], faults: tuple[str, ...] = (), sockets: str = "upstream") -> Plan:
@@ -76,22 +82,22 @@ def test_fixed_holds_where_buggy_resurrects_a_cleared_room() -> None:
 def test_an_invalidation_by_key_drops_a_newer_generation() -> None:
     wrong = module("sim_by_key", KVManager=reference.fixed.KVManager, KVReceiver=ByKey)
     restarts = plan(RESTART_THEN_STAGGERED_TIMEOUTS, ("restart_new",))
-    assert run_plan(reference.fixed, restarts).violation is None
-    broke = run_plan(wrong, restarts).violation
+    assert run_for("stale-bootstrap", reference.fixed, restarts) is None
+    broke = run_for("stale-bootstrap", wrong, restarts)
     assert broke is not None and broke.invariant == "invalidate-own-only"
 
 
 def test_buggy_keeps_the_entry_a_request_timed_out_on() -> None:
     steps = [("restart_new", 0, 0), ("request", 0, 0), ("timeout", 0, 0)]
-    broke = run_plan(reference.buggy, plan(steps, ("restart_new",))).violation
+    broke = run_for("stale-bootstrap", reference.buggy, plan(steps, ("restart_new",)))
     assert broke is not None and broke.invariant == "failed-entry-invalidated"
     assert "waiting timeout" in broke.detail
-    assert run_plan(reference.fixed, plan(steps, ("restart_new",))).violation is None
+    assert run_for("stale-bootstrap", reference.fixed, plan(steps, ("restart_new",))) is None
 
 
 def test_fail_fast_send_failure_must_invalidate() -> None:
     steps = [("restart_new", 0, 0), ("request", 0, 0)]
-    broke = run_plan(reference.buggy, plan(steps, ("restart_new",), "fail-fast")).violation
+    broke = run_for("stale-bootstrap", reference.buggy, plan(steps, ("restart_new",), "fail-fast"))
     assert broke is not None and broke.invariant == "failed-entry-invalidated"
     assert "send raised" in broke.detail
 
@@ -139,7 +145,9 @@ def test_a_heartbeat_that_dies_inside_the_failure_handler_is_seen() -> None:
 def test_same_plan_same_run() -> None:
     steps = [*RESTART_THEN_STAGGERED_TIMEOUTS, ("kill", 0, 0), ("tick", 0, 0), ("tick", 0, 0), ("gc", 0, 0)]
     faults = ("restart_new", "kill", "gc", "latency")
-    first, second = (run_plan(reference.fixed, plan(steps, faults)) for _ in range(2))
+    first, second = (
+        run_plan(reference.fixed, plan(steps, faults), checked_by("stale-bootstrap")) for _ in range(2)
+    )
     assert first.log == second.log and len(first.log) > 20
 
 

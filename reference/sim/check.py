@@ -16,7 +16,7 @@ from types import ModuleType
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.sim.invariants import INVARIANTS
+from reference.sim.invariants import INVARIANTS, checked_by
 from reference.sim.profiles import PROFILES
 from reference.sim.report import save, timeline
 from reference.sim.search import search
@@ -29,7 +29,7 @@ NEEDS = ("KVManager", "KVReceiver", "KVManager.update_status", "KVManager._clean
 
 def simulation_check(lesson: str) -> Check:
     profile = PROFILES[lesson]
-    own = [inv.id for inv in INVARIANTS.values() if inv.lesson in ("*", lesson)]
+    own = sorted(checked_by(lesson))
 
     def body(variant: ModuleType, options: Options) -> Observation:
         outcome = search(

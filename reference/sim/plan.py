@@ -41,6 +41,7 @@ FAULTS = {
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
     "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",
+    "race_cleanup_late": "the decode-status thread, preempted in a cleanup, resumes after a failure, later",
     "timeout": "virtual time jumps past the waiting timeout",
     "gc": "gc.collect() runs",
     "latency": "(for the whole run) every message takes a second: requests stay in flight until time passes",
