@@ -97,9 +97,6 @@ from reference.teaching import diffs, exercises, plots, runs, sequences, sources
 # %%
 plots.sequence_picture(sequences.interleaving("task-refs", "buggy"))
 
-# %%
-plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
-
 # %% [markdown]
 # ### Where the watchdog parks
 #
@@ -227,12 +224,61 @@ buggy = runs.run("task-refs", "buggy")
 print(runs.verdict_line(buggy).replace(" | ", "\n        "))
 
 # %% [markdown]
-# ## 4. The fix, as the real diff
+# ## 4. Write the fix yourself
+#
+# You have seen the symptom; write the fix before you read it (section 5 shows it). The next cell is
+# the buggy `DPDispatcher.start` and `BootstrapServer._start_background_tasks`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson task-refs --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# To work in your editor instead, copy the template `notebooks/exercises/my_fix` (a package that
+# holds the buggy form of every component a lesson touches; `notebooks/README.md` explains it),
+# edit its `dispatcher.py` and `bootstrap_server.py`, and run `.venv/bin/python -m reference --lesson task-refs --impl=PATH` or
+# `.venv/bin/python -m pytest --impl=PATH -m "lesson(id='task-refs')"` from the checkout.
+#
+# **Predict before you run:** as committed, which loop does `gc.collect()` destroy first,
+# and what does the dispatcher then miss?
+
+# %%
+# EXERCISE: keep every background loop alive until it ends (as committed: the buggy methods)
+import asyncio
+
+import reference.buggy
+
+
+class DPDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        asyncio.create_task(self._result_listener())  # noqa: RUF006 (ruff sees the bug too)
+        asyncio.create_task(self._worker_watchdog())  # noqa: RUF006
+        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
+
+
+class BootstrapServer(reference.buggy.BootstrapServer):
+    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.create_task(self._cleanup_expired_entries())
+
+
+# %%
+exercises.check_fix(
+    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
+)
+
+# %% [markdown]
+# ## 5. The fix, as the real diff
 #
 # Both sites, read from `reference/buggy` and `reference/fixed` now:
 
 # %%
 diffs.fix_diff("task-refs")
+
+# %% [markdown]
+# Section 2's interleaving, on the fixed form:
+
+# %%
+plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
 
 # %% [markdown]
 # Each method whole, before and after:
@@ -263,7 +309,7 @@ upstream_hunks.upstream_hunks("task-refs")
 # bounded life; a process-lifetime loop is what the set is for.
 
 # %% [markdown]
-# ## 5. The fixed form, live
+# ## 6. The fixed form, live
 #
 # **Predict before you run:** the same scenario on the fixed form: how fast do the two
 # in-flight requests fail, and where do the four new requests go?
@@ -293,7 +339,7 @@ plots.series_picture(
 )
 
 # %% [markdown]
-# ## 6. The honest half, and what the fix leaves open
+# ## 7. The honest half, and what the fix leaves open
 #
 # **Was upstream's bug live?** Which awaits leave a lone task collectable, measured now on this
 # Python (each row parks one task, drops every reference of ours, runs `gc.collect()`).
@@ -328,7 +374,7 @@ print(tasks.both_forms_swallowed())
 # supervise its loops: log, mark unhealthy, restart.
 
 # %% [markdown]
-# ## 7. Exercise
+# ## 8. Exercise
 #
 # Predict, then check. The checker parks both tasks live, the same way the table above does.
 
@@ -342,44 +388,10 @@ ANSWER = None  # your prediction: "a", "b", "c" or "d"
 tasks.check_exercise(ANSWER)
 
 # %% [markdown]
-# ## 8. Write the fix yourself
+# ## 9. Tempting wrong fixes
 #
-# The warm-up above asked for a prediction; now write the fix. The next cell is
-# the buggy `DPDispatcher.start` and `BootstrapServer._start_background_tasks`, as a
-# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.buggy`'s) and
-# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
-# checks as `python -m reference --lesson task-refs --impl ...`), one line per check, with the
-# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+# Your own fix was judged in section 4, before the answer; now the fixes that look right and are not.
 #
-# **Predict before you run:** as committed, which loop does `gc.collect()` destroy first,
-# and what does the dispatcher then miss?
-
-# %%
-# EXERCISE: keep every background loop alive until it ends (as committed: the buggy methods)
-import asyncio
-
-import reference.buggy
-
-
-class DPDispatcher(reference.buggy.DPDispatcher):
-    def start(self) -> None:
-        asyncio.create_task(self._result_listener())  # noqa: RUF006 (ruff sees the bug too)
-        asyncio.create_task(self._worker_watchdog())  # noqa: RUF006
-        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
-
-
-class BootstrapServer(reference.buggy.BootstrapServer):
-    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
-        loop.create_task(self._cleanup_expired_entries())
-
-
-# %%
-exercises.check_fix(
-    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
-)
-
-# %% [markdown]
 # ### A tempting wrong fix
 #
 # "Save a reference to the result of `create_task`": keep the tasks in a list, with a done
@@ -416,7 +428,7 @@ exercises.check_fix(
 #
 # "The bug report was about the watchdog": keep a reference to that one loop, on `self`. The
 # listener parks on the result socket and the sweep in `asyncio.sleep`, both held by the event
-# loop today (the table in section 6). It is `hold_only_watchdog` in the gallery; here with the
+# loop today (the table in section 7). It is `hold_only_watchdog` in the gallery; here with the
 # fixed bootstrap server, so only the dispatcher is judged.
 #
 # **Predict before you run:** the story makes exactly the watchdog collectable. Will the story

@@ -24,7 +24,7 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The exploration machinery; the per-lesson worker bodies stay in the trace.
 HARNESS = frozenset(os.path.join(_HERE, name) for name in ("property.py", "runner.py", "trace.py"))
-LANE_WIDTH = 72
+LANE_WIDTH = 58  # two lanes and their gap fit a 120-column terminal and notebook output
 CONTAINERS = frozenset({"dict", "defaultdict", "set", "list", "deque", "OrderedDict"})
 # Method loads that mutate their object: the trace records them as reads of the method.
 MUTATORS = frozenset({"add", "append", "clear", "discard", "extend", "insert", "pop", "popitem", "remove",

@@ -34,6 +34,7 @@ from typing import Any
 import reference.buggy
 from reference.explore.runner import Finding
 from reference.harness.result import Result
+from reference.teaching.text import wrap
 
 FALLBACK = reference.buggy
 EXPLORE_BOUND = 20.0  # real seconds for all of one lesson's explorations (each takes under 1 s here)
@@ -118,7 +119,7 @@ class FixReport:
                 lines.append(f"          observed: {check.symptom}")
         if self.explored:
             lines += ["", str(self.explored), "", f"Checklist and explorer together: {self.verdict.upper()}."]
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
     def __repr__(self) -> str:
         return str(self)
@@ -166,8 +167,10 @@ class Explorations:
             return f"{head}\n  {self.note}"
         lines = [head]
         for f in self.findings:
+            # a residual is reported, never judged: its breaking is "still open", not a BUG of the fix
+            mark = f.verdict.upper() if f.claimed else ("OPEN" if f.verdict == "bug" else f.verdict.upper())
             tag = "" if f.claimed else " (a residual the fix does not claim; not judged)"
-            lines.append(f"  {f.verdict.upper():<7} {f.property}{tag}: {f.symptom}")
+            lines.append(f"  {mark:<7} {f.property}{tag}: {f.symptom}")
         for f in self.findings:
             if f.claimed and f.verdict == "bug" and f.trace:
                 lines += [
@@ -176,7 +179,7 @@ class Explorations:
                     "",
                     f.trace,
                 ]
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
 
 def explorations(lesson: str, variant: ModuleType, bound: float = EXPLORE_BOUND) -> Explorations:

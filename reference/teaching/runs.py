@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from reference.harness.result import Result
 from reference.lessons import LESSONS, Options, run_lesson
+from reference.teaching.text import wrap
 from reference.variants import SHIPPED, shipped
 
 T = TypeVar("T")
@@ -50,7 +51,7 @@ def run_all(lesson: str, variants: Iterable[str] = ("buggy", "fixed"), seed: int
 
 def verdict_line(result: Result) -> str:
     mark = "as expected" if result.as_expected else f"EXPECTED {result.expected}"
-    return f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {result.symptom}"
+    return wrap(f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {result.symptom}")
 
 
 def verdict_table(results: Sequence[Result]) -> str:
