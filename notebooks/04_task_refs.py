@@ -221,7 +221,7 @@ seen
 
 # %%
 buggy = runs.run("task-refs", "buggy")
-print(runs.verdict_line(buggy).replace(" | ", "\n        "))
+print(runs.verdict_line(buggy))
 
 # %% [markdown]
 # ## 4. Write the fix yourself
@@ -316,7 +316,7 @@ upstream_hunks.upstream_hunks("task-refs")
 
 # %%
 fixed = runs.run("task-refs", "fixed")
-print(runs.verdict_line(fixed).replace(" | ", "\n        "))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.counts_picture(
@@ -395,7 +395,8 @@ tasks.check_exercise(ANSWER)
 # ### A tempting wrong fix
 #
 # "Save a reference to the result of `create_task`": keep the tasks in a list, with a done
-# callback, as the asyncio docs say. Run it as written.
+# callback that retrieves each one's exception, as the asyncio docs say. Run it as written
+# (with the fixed `BootstrapServer`, so that only the dispatcher is judged).
 #
 # **Predict before you run:** will the checklist accept it? If not, which check names the
 # problem?
@@ -405,17 +406,21 @@ tasks.check_exercise(ANSWER)
 # EXERCISE: a tempting wrong fix, to run and see rejected: hold the tasks in a local list
 class LocalListDispatcher(reference.buggy.DPDispatcher):
     def start(self) -> None:
-        tasks = []
-        for body in (self._result_listener(), self._worker_watchdog(), self._cleanup_stale_mappings()):
-            task = asyncio.create_task(body)
-            tasks.append(task)
-            task.add_done_callback(tasks.remove)
+        tasks = [
+            asyncio.create_task(self._result_listener()),
+            asyncio.create_task(self._worker_watchdog()),
+            asyncio.create_task(self._cleanup_stale_mappings()),
+        ]
+        for task in tasks:
+            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
 
 
 # %%
 exercises.check_fix(
     "task-refs",
-    exercises.variant_from({"DPDispatcher": LocalListDispatcher, "BootstrapServer": BootstrapServer}),
+    exercises.variant_from(
+        {"DPDispatcher": LocalListDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+    ),
 )
 
 # %% [markdown]

@@ -50,8 +50,11 @@ def run_all(lesson: str, variants: Iterable[str] = ("buggy", "fixed"), seed: int
 
 
 def verdict_line(result: Result) -> str:
+    """`variant: VERDICT (as expected) symptom`, each ` | `-joined part of the symptom (a
+    component, or "also failing: ...") on a line of its own, wrapped at `text.WIDTH`."""
     mark = "as expected" if result.as_expected else f"EXPECTED {result.expected}"
-    return wrap(f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {result.symptom}")
+    line = f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {result.symptom}"
+    return wrap(line.replace(" | ", "\n        "))
 
 
 def verdict_table(results: Sequence[Result]) -> str:
