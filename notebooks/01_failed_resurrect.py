@@ -158,7 +158,7 @@ resurrect.ordering_source()
 
 # %%
 buggy = runs.run("failed-resurrect", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 buggy.details
 
 # %% [markdown]
@@ -256,7 +256,7 @@ upstream_hunks.upstream_hunks("failed-resurrect")
 
 # %%
 fixed = runs.run("failed-resurrect", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.series_picture(

@@ -157,7 +157,7 @@ cleanup.stop()
 
 # %%
 buggy = runs.run("live-set-race", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 
 # %% [markdown]
 # The thread's death is caught by the scenario as evidence, not left to crash anything. To see
@@ -263,7 +263,7 @@ upstream_hunks.upstream_hunks("live-set-race")
 
 # %%
 fixed = runs.run("live-set-race", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 print(live_set.by_hand(reference.fixed))
 
 # %% [markdown]

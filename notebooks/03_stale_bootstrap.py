@@ -175,7 +175,7 @@ for room in (1, 2, 3):
 
 # %%
 buggy = runs.run("stale-bootstrap", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 {
     key: buggy.details[key]
     for key in ("heartbeat_misses", "route_fetches_after", "stale_ports", "first_failure")
@@ -358,7 +358,7 @@ explorer.explore(
 
 # %%
 fixed = runs.run("stale-bootstrap", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.outcome_picture(

@@ -221,7 +221,7 @@ seen
 
 # %%
 buggy = runs.run("task-refs", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 
 # %% [markdown]
 # ## 4. Write the fix yourself
@@ -327,6 +327,7 @@ plots.counts_picture(
         ("DP dispatcher", "stale_mappings"): ("of 4 mappings, left\nto the dead rank", 0),
     },
     "DP dispatcher after rank 1 died (dotted: what a correct run gives)",
+    ylabel="requests or mappings",
 )
 
 # %%
@@ -412,7 +413,12 @@ class LocalListDispatcher(reference.buggy.DPDispatcher):
             asyncio.create_task(self._cleanup_stale_mappings()),
         ]
         for task in tasks:
-            task.add_done_callback(lambda done: None if done.cancelled() else done.exception())
+            task.add_done_callback(self.retrieve)
+
+    @staticmethod
+    def retrieve(done: asyncio.Task) -> None:  # so that no exception goes unretrieved
+        if not done.cancelled():
+            done.exception()
 
 
 # %%
