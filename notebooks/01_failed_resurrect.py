@@ -234,10 +234,10 @@ sources.before_after("KVManager", "update_status")
 # ([0.5.11](https://pypi.org/project/sglang/0.5.11/)) and the first release with it
 # ([0.5.12](https://pypi.org/project/sglang/0.5.12/)), as the wheels ship it
 # (`CommonKVManager.update_status`, found with `ast`; without the wheels the cell says how to
-# fetch them). The diff is release against release: its added `if status == KVPoll.Failed:
-# return` with the comment is [#24539](https://github.com/sgl-project/sglang/pull/24539)'s
-# hunk; the removed `req_to_decode_prefix_len` lines are another change of the same release
-# (0.5.12 does that prefill-side cleanup in `CommonKVSender.clear()` instead).
+# fetch them). Only [#24539](https://github.com/sgl-project/sglang/pull/24539)'s hunk is
+# shown, the added `if status == KVPoll.Failed: return` with its comment: the same release
+# also removed six `req_to_decode_prefix_len` lines here (0.5.12 does that prefill-side
+# cleanup in `CommonKVSender.clear()` instead), and the cell leaves them out and says so.
 
 # %%
 upstream_hunks.upstream_hunks("failed-resurrect")

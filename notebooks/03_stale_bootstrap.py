@@ -278,9 +278,9 @@ sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos)
 # (`bash ci/upstream.sh --fetch-only` fetches them; without them the cell prints one line
 # saying so). The moves are the ones in our diff: the locked `get`, recording the generation
 # in `_connection_pool_entries`, `invalidate_cached_bootstrap_infos` on each failure path,
-# `setdefault` to adopt a concurrent winner, the `connect` moved into the `try`. Other changes
-# made between the two releases show too (the staging-slot lines in `_register_kv_args` are
-# not about the pool).
+# `setdefault` to adopt a concurrent winner, the `connect` moved into the `try`. The
+# staging-slot lines the same release added to `_register_kv_args` are another change, not
+# about the pool: the cell leaves them out and says so.
 
 # %%
 upstream_hunks.upstream_hunks("stale-bootstrap")

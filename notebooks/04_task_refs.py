@@ -294,8 +294,9 @@ sources.before_after("BootstrapServer", "_start_background_tasks")
 # touched, read from sglang's released code, 0.5.18 (the last release without it) against 0.5.19
 # (the first with it), from the wheels in `.cache/sglang/` (`bash ci/upstream.sh
 # --fetch-only` fetches them; without them the cell prints one line saying so). The dispatcher
-# moved from `encode_server.py` to `encoder/runtime.py` between the two releases, and other
-# changes made meanwhile show too; the fix is the `background_tasks` lines. Upstream starts
+# moved from `encode_server.py` to `encoder/runtime.py` between the two releases; the
+# metadata-wait lines the same release added to `DPDispatcher.__init__` are another change,
+# left out (the cell says so); the fix is the `background_tasks` lines. Upstream starts
 # the bootstrap server's cleanup inside `_run_server`; ours has it in `_start_background_tasks`,
 # which the common `_run_server` calls.
 

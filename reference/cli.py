@@ -208,6 +208,13 @@ def _main(argv: Sequence[str] | None) -> int:
     named, args.lesson = args.lesson, expand_groups(args.lesson) if args.lesson else None
     if args.in_process and args.timeout is not None:
         parser.error("--timeout bounds the worker process, which --in-process does not start; pick one")
+    if args.explore and args.lesson and any(name in GROUPS for name in named or ()):
+        # a group keeps its explored lessons; a lesson named alone still gets the error
+        named_alone = [n for n in named or () if n not in GROUPS]
+        args.lesson = [i for i in args.lesson if i in explore_cli.PROPERTIES or i in named_alone]
+        if not args.lesson:
+            print("python -m reference: error: no lesson of that group is explored", file=sys.stderr)
+            return 2
     if args.explore:  # reference/explore loads the variants itself and runs its own children
         return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _explored_variants)
     variants = _variants(args)

@@ -90,3 +90,8 @@ def test_a_copy_of_the_fixed_form_gates_green_on_the_fix_lessons(tmp_path, capsy
     assert main(["--impl", str(copy)]) == 1  # the residual lessons: holes upstream's fixes leave
     out = capsys.readouterr().out
     assert "residual lessons" in out and "5 of 5 fail" in out
+
+
+def test_explore_of_a_group_keeps_its_explored_lessons(capsys):
+    assert main(["--explore", "--lesson", "residual"]) == 2  # none of the residual lessons is explored
+    assert "no lesson of that group is explored" in capsys.readouterr().err

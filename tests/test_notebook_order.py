@@ -3,8 +3,10 @@
 In each fix lesson (01 to 04) the learner's own fix (the first cell whose first line is
 `# EXERCISE:`) comes before the first cell that shows the fixed method or upstream's hunk:
 our diff, a method whole before and after, a source listing of the fixed form, upstream's
-release hunk, or the fixed form's sequence picture (it names the fixed step). Read from the
-committed `.ipynb`, the cells a reader sees, in their order.
+release hunk, or the fixed form's sequence picture (it names the fixed step). In 06, whose
+exercise hardens `failure_records`, it comes before that lesson's `HARDEN` diff (the other
+lessons' diffs, earlier, answer other questions). Read from the committed `.ipynb`, the
+cells a reader sees, in their order.
 """
 
 import json
@@ -40,6 +42,10 @@ def first_exercise_and_reveal(sources: list[str]) -> tuple[int | None, int | Non
     return exercise, reveal
 
 
+HARDENED = "06_hardened.ipynb"
+HARDENED_REVEAL = 'hardened.harden_diff("failure-records")'
+
+
 def test_the_order_check_sees_a_reveal_before_the_exercise():
     assert first_exercise_and_reveal(['diffs.fix_diff("x")', "# EXERCISE: fix it"]) == (1, 0)
 
@@ -52,3 +58,11 @@ def test_exercise_comes_before_the_answer(name):
     assert exercise < reveal, (
         f"{name}: code cell {reveal} shows the fix before the exercise (code cell {exercise})"
     )
+
+
+def test_hardened_exercise_comes_before_its_diff():
+    sources = _code_cells(HARDENED)
+    exercise, _ = first_exercise_and_reveal(sources)
+    reveal = next((i for i, src in enumerate(sources) if HARDENED_REVEAL in src), None)
+    assert exercise is not None and reveal is not None, f"{HARDENED}: no exercise, or no {HARDENED_REVEAL}"
+    assert exercise < reveal, f"{HARDENED}: the failure-records diff (cell {reveal}) precedes the exercise"
