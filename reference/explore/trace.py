@@ -11,7 +11,7 @@ one source line, and lays them out in one column per thread, in the order they
 happened: where each thread was switched out (`||`, before that line completed; a
 resumed thread finishes it first) and resumed, and every mutation of a type of object
 both threads touch (`*`; the recorder names types, not objects, so read a `*` as "maybe
-the same object"). Other accesses are folded to `... n more`.
+the same object"). Other accesses are left out; one line under the trace says how many.
 """
 
 from __future__ import annotations
@@ -104,16 +104,13 @@ def two_lanes(events: list[Any], lanes: Sequence[str]) -> str:
     keep = conflicts | _boundaries(lines)
     header = "  ".join(f"{name:<{LANE_WIDTH}}" for name in lanes).rstrip()
     rows = [header, "  ".join("-" * LANE_WIDTH for _ in lanes)]
-    skipped = 0
     for index, line in enumerate(lines):
-        if index not in keep:
-            skipped += 1
-            continue
-        if skipped:
-            rows.append(_row(line.thread_id, f"  ... {skipped} more", len(lanes)))
-            skipped = 0
-        paused = index + 1 < len(lines) and lines[index + 1].thread_id != line.thread_id
-        rows.append(_row(line.thread_id, _cell(line, index in conflicts, paused), len(lanes)))
+        if index in keep:
+            paused = index + 1 < len(lines) and lines[index + 1].thread_id != line.thread_id
+            rows.append(_row(line.thread_id, _cell(line, index in conflicts, paused), len(lanes)))
+    if len(lines) > len(keep):
+        left_out = len(lines) - len(keep)
+        rows.append(f"({left_out} other accesses, neither at a switch nor a shared mutation, left out)")
     return "\n".join(row.rstrip() for row in rows)
 
 
