@@ -27,13 +27,14 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import reference.buggy
 from reference.explore.runner import Finding
 from reference.harness.result import Result
+from reference.teaching import calls
 from reference.teaching.text import wrap
 
 FALLBACK = reference.buggy
@@ -94,6 +95,7 @@ class FixReport:
     claims: Mapping[str, str]
     written: tuple[str, ...]
     explored: Explorations | None = None  # with check_fix(..., explore=True)
+    calls: Mapping[str, int] = field(default_factory=dict)  # Class.method -> calls (teaching/calls.py)
 
     @property
     def verdict(self) -> str:
@@ -117,6 +119,7 @@ class FixReport:
             if check.verdict != "ok":
                 lines.append(f"          claim:    {self.claims.get(check.id, 'the lesson story')}")
                 lines.append(f"          observed: {check.symptom}")
+        lines += calls.summary(self.calls, self.result.verdict)
         if self.explored:
             lines += ["", str(self.explored), "", f"Checklist and explorer together: {self.verdict.upper()}."]
         return wrap("\n".join(lines))
@@ -135,11 +138,12 @@ def check_fix(lesson: str, variant: ModuleType, explore: bool = False) -> FixRep
     if lesson not in LESSONS:
         raise ValueError(f"unknown lesson {lesson!r}; choose from {', '.join(LESSONS)}")
     chosen = Variant(variant.__name__, variant, "ok")
-    result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
-    claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     written = tuple(c for c in COMPONENTS if getattr(variant, c) is not getattr(FALLBACK, c))
+    with calls.counting(variant, written) as counts:
+        result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
+    claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     explored = explorations(lesson, variant) if explore else None
-    return FixReport(result, claims, written, explored)
+    return FixReport(result, claims, written, explored, dict(counts))
 
 
 @dataclass(frozen=True)
