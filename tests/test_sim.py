@@ -194,3 +194,33 @@ def test_the_simulation_check_on_buggy_names_the_invariant_and_the_replay() -> N
     assert observation.symptom.startswith("cleared-stays-cleared:")
     assert "python -m reference --replay " in observation.symptom
     assert "broke" in observation.details["counterexample"]
+
+
+def test_a_late_cleanup_that_pops_a_re_registered_prefills_set_is_seen() -> None:
+    # A status thread preempted in a cleanup goes on after the prefill failed, came back and
+    # a new room was tracked; the prefill's next failure must still fail that room.
+    steps = [("request", 0, 0), ("poll", 0, 0), ("race_cleanup_late", 0, 0), ("kill", 0, 0), ("wait", 2, 0),
+             ("kill", 0, 0), ("open", 0, 0), ("init", 0, 0), ("end_status", 0, 0), ("kill", 0, 0),
+             ("wait", 2, 0)]  # fmt: skip
+    late = plan(steps, ("kill", "race_cleanup_late"))
+    for variant in (reference.buggy, reference.fixed):
+        broke = run_for("stale-tracker", variant, late)
+        assert broke is not None and broke.invariant == "node-failure-fails-rooms", variant.__name__
+        assert "WaitingForInput" in broke.detail
+    assert run_for("stale-tracker", reference.hardened, late) is None
+
+
+def test_a_late_abort_of_a_reused_rooms_previous_request() -> None:
+    steps = [("request", 0, 0), ("poll", 0, 0), ("reuse", 0, 0), ("init", 0, 0), ("late_abort", 0, 0)]
+    reused = plan(steps, ("reuse", "late_abort"))
+    broke = run_for("room-reuse", reference.fixed, reused)
+    assert broke is not None and broke.invariant == "reused-room-unaffected"
+    assert run_for("room-reuse", reference.hardened, reused) is None
+
+
+def test_a_restart_on_the_same_ports_fails_requests_on_fixed_not_on_hardened() -> None:
+    steps = [("restart_same", 0, 0), ("request", 0, 0), ("poll", 0, 0)]
+    same = plan(steps, ("restart_same",))
+    broke = run_for("restart-recovery", reference.fixed, same)
+    assert broke is not None and broke.invariant == "restart-recovered"
+    assert run_for("restart-recovery", reference.hardened, same) is None
