@@ -224,3 +224,14 @@ def test_a_restart_on_the_same_ports_fails_requests_on_fixed_not_on_hardened() -
     broke = run_for("restart-recovery", reference.fixed, same)
     assert broke is not None and broke.invariant == "restart-recovered"
     assert run_for("restart-recovery", reference.hardened, same) is None
+
+
+@pytest.mark.parametrize("lesson", sorted(PROFILES))
+def test_each_lesson_readme_lists_its_invariants_with_sources(lesson: str) -> None:
+    readme = (
+        Path(__file__).parents[1] / "reference" / "lessons" / lesson.replace("-", "_") / "README.md"
+    ).read_text()
+    section = readme.split("## Invariants (the simulation)", 1)[1]
+    for invariant in checked_by(lesson):
+        assert f"`{invariant}`" in section, invariant
+    assert "https://github.com/sgl-project/sglang/pull/" in section
