@@ -17,7 +17,7 @@ if [ "${CI:-}" = true ]; then export SGLANG_WHEELS_REQUIRED=1; fi
 # clock: every lesson, check, exploration, revert; under 2 minutes), then the slow tier (real
 # processes, sockets, KV backends, notebook kernels, fuzzing, time bounds): tests/conftest.py.
 tier() {  # exit 5 (nothing selected: arguments naming only the other tier's tests) is fine
-  .venv/bin/python -m pytest -n 2 -m "$@" || [ $? -eq 5 ]
+  .venv/bin/python -m pytest -n 2 -rs -m "$@" || [ $? -eq 5 ]  # -rs: each skip with its reason
 }
 tier "not slow" "$@"
 if [ "$quick" = 1 ]; then exit 0; fi
