@@ -60,5 +60,5 @@ def test_every_gallery_module_is_listed():
 
 @pytest.mark.parametrize(("module", "catching"), CAUGHT)
 def test_wrong_fix_is_caught(module, catching):
-    options = wrong_fix_options(catching, module in NOT_CAUGHT_YET)
+    options = wrong_fix_options(catching)
     assert_caught(run_gallery_fix(LESSON, module, options), catching)

@@ -16,7 +16,7 @@ from importlib import import_module
 from pathlib import Path
 
 import pytest
-from checklist_gallery import NOT_YET, assert_caught, wrong_fix_options
+from checklist_gallery import DEEP, NOT_YET, NOT_YET_DEEP, assert_caught, wrong_fix_options
 
 from reference.harness.lesson import run_lesson
 from reference.lessons import LESSONS
@@ -50,7 +50,7 @@ GALLERY: dict[str, dict[str, tuple[str, str]]] = {
     },
     "stale-tracker": {
         "pop_any_set": ("story", "the cleanup pops only the set it holds"),
-        "unlocked_identity_check": (SIM, "the cleanup's check and pop are one locked step"),
+        "unlocked_identity_check": (DEEP, "the cleanup's check and pop are one locked step"),
     },
     "supervised-loops": {
         "log_no_restart": ("story", "a loop that raised runs again"),
@@ -68,17 +68,14 @@ def _package(lesson_id: str) -> str:
     return f"reference.lessons.{lesson_id.replace('-', '_')}.wrong_fixes"
 
 
-# Wrong fixes of the table above that the simulation does not catch yet (measured at
-# XFAIL_BUDGET and at 5 s); supervised-loops has no simulation profile, so none of its
-# `simulation` entries can be caught until it has one.
+# Wrong fixes of the table above that no deep check catches yet (measured at SIM_BUDGET):
+# supervised-loops has no simulation profile; a race inside one call
+# (`unlocked_identity_check`) needs an exploration, not the simulation.
 NOT_CAUGHT_YET = {
-    ("restart-recovery", "fail_while_restarting"),
-    ("restart-recovery", "wait_without_bound"),
-    ("restart-recovery", "retry_every_ms"),
-    ("restart-recovery", "no_resend"),
     ("room-reuse", "any_status_opens"),
     ("room-reuse", "failed_not_terminal"),
     ("room-reuse", "leftovers_kept"),
+    ("failure-records", "record_for_cleared"),
     ("failure-records", "clear_keeps_record"),
     ("failure-records", "clear_keeps_tracking"),
     ("failure-records", "reason_after_clear"),
@@ -89,6 +86,11 @@ NOT_CAUGHT_YET = {
     ("supervised-loops", "server_cleanup_unsupervised"),
     ("supervised-loops", "heartbeat_unwrapped"),
 }
+# A catch counts only if the variant the wrong fix changes holds the same check: at
+# SIM_BUDGET the simulation of restart-recovery fails `reference.hardened` itself
+# (invariant `restart-recovered`: room 105, opened after the restart, failed; shrunk to
+# 20 steps), so that lesson's catches by the simulation say nothing yet.
+BASE_FAILS = {"restart-recovery": "the simulation fails reference.hardened itself (restart-recovered)"}
 CASES = [
     pytest.param(
         lesson_id,
@@ -96,16 +98,44 @@ CASES = [
         catching,
         id=f"{lesson_id}/{module}",
         marks=[pytest.mark.lesson(id=lesson_id)]
-        + ([pytest.mark.xfail(strict=True, reason=NOT_YET)] if (lesson_id, module) in NOT_CAUGHT_YET else []),
+        + (
+            [pytest.mark.xfail(strict=True, reason=NOT_YET_DEEP if catching == DEEP else NOT_YET)]
+            if (lesson_id, module) in NOT_CAUGHT_YET
+            else []
+        ),
     )
     for lesson_id, modules in GALLERY.items()
     for module, (catching, _property) in modules.items()
 ]
 
 
-def test_only_simulation_entries_wait_for_the_simulation():
+def test_only_deep_entries_wait_for_a_deep_check():
     for lesson_id, module in NOT_CAUGHT_YET:
-        assert GALLERY[lesson_id][module][0] == SIM, (lesson_id, module)
+        assert GALLERY[lesson_id][module][0] in (SIM, DEEP), (lesson_id, module)
+
+
+@pytest.mark.parametrize(
+    "lesson_id",
+    [
+        pytest.param(
+            lesson,
+            marks=[pytest.mark.lesson(id=lesson)]
+            + ([pytest.mark.xfail(strict=True, reason=BASE_FAILS[lesson])] if lesson in BASE_FAILS else []),
+        )
+        for lesson in sorted(GALLERY)
+    ],
+)
+def test_hardened_holds_what_catches_its_wrong_fixes(lesson_id):
+    """The gallery's base, `reference.hardened`, is `ok` on the lesson with the budget the
+    wrong fixes get: otherwise a wrong fix's `bug` could be hardened's own."""
+    options = (
+        wrong_fix_options(SIM) if any(c in (SIM, DEEP) for c, _ in GALLERY[lesson_id].values()) else None
+    )
+    result = run_lesson(
+        LESSONS[lesson_id], load_impl("reference.hardened"), options or wrong_fix_options("story")
+    )
+    failing = {c.id: c.symptom for c in result.checks if c.verdict != "ok"}
+    assert result.verdict == "ok" and not failing, failing
 
 
 @pytest.mark.parametrize(
@@ -124,6 +154,6 @@ def test_every_gallery_module_is_listed_and_documented(lesson_id):
 
 @pytest.mark.parametrize(("lesson_id", "module", "catching"), CASES)
 def test_wrong_fix_is_caught(lesson_id, module, catching):
-    options = wrong_fix_options(catching, (lesson_id, module) in NOT_CAUGHT_YET)
+    options = wrong_fix_options(catching)
     result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), options)
     assert_caught(result, catching)
