@@ -37,7 +37,7 @@ from reference.harness.result import Result
 from reference.harness.specs import VariantSpec
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
-from reference.transport import TRANSPORTS
+from reference.transport import TRANSPORTS, runs_on, transport_unusable
 from reference.transport.sockets import SOCKETS
 from reference.variants import SHIPPED, Variant, VariantError
 
@@ -231,11 +231,15 @@ def _main(argv: Sequence[str] | None) -> int:
         provoke=args.provoke,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
-    for lesson in [x for x in lessons if args.transport not in x.transports]:
+    unusable = transport_unusable(args.transport)
+    if unusable:
+        print(f"python -m reference: error: --transport {args.transport}: {unusable}", file=sys.stderr)
+        return 2
+    for lesson in [x for x in lessons if not runs_on(x.transports, args.transport)]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
     for lesson in [x for x in lessons if args.backend not in x.backends]:
         print(f"skipped {lesson.id}: moves no KV bytes over backend {args.backend}", file=sys.stderr)
-    lessons = [x for x in lessons if args.transport in x.transports and args.backend in x.backends]
+    lessons = [x for x in lessons if runs_on(x.transports, args.transport) and args.backend in x.backends]
     if not lessons:
         where = (
             args.transport if args.backend == "default" else f"{args.transport} with backend {args.backend}"

@@ -141,7 +141,13 @@ class LoopbackKit(Kit):
             yield http, server.address
 
 
-KITS: dict[str, Kit] = {kit.name: kit for kit in (MockKit(), LoopbackKit())}
+def _netns_kit() -> Kit:
+    from reference.netns.kit import NetnsKit  # imports only netns's light modules
+
+    return NetnsKit()
+
+
+KITS: dict[str, Kit] = {kit.name: kit for kit in (MockKit(), LoopbackKit(), _netns_kit())}
 assert tuple(KITS) == TRANSPORTS
 
 
