@@ -66,7 +66,8 @@ class NetnsKit(Kit):
 
         if net is None:  # a world that starts its prefill first: the network comes next
             self._waiting = self._waiting or self._topology(stack)
-        topology: Topology = net.topology if net is not None else self._waiting
+        topology = net.topology if net is not None else self._waiting
+        assert topology is not None
         host = topology.add_host(f"prefill-{index}", f"198.18.0.{PREFILL_IP_BASE + index}")
         return stack.enter_context(NetnsPrefill(host, tp_size=tp_size, backend=backend))
 

@@ -18,7 +18,7 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 SUITE = "pdr-"  # every namespace this suite makes starts with it
 NETNS_DIR = "/run/netns"
@@ -86,10 +86,8 @@ def remove(ns: str, spare: int | None = None) -> None:
     """Kill every process inside `ns` (but `spare`), then delete it (idempotent)."""
     for pid in pids_in(ns):
         if pid not in (spare, os.getpid()):
-            try:
+            with suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     sh(["ip", "netns", "delete", ns], check=False)
 
 

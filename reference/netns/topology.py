@@ -18,6 +18,7 @@ and the first topology of a process sweeps the namespaces of owners that are gon
 from __future__ import annotations
 
 import itertools
+import os
 import subprocess
 import sys
 import threading
@@ -33,22 +34,24 @@ PREFILL_IP_BASE = 10  # prefill i: 198.18.0.(10 + i)
 IFNAME = "eth0"
 _counter = itertools.count()
 _guard_lock = threading.Lock()
-_guards: dict[int, subprocess.Popen] = {}  # owner pid -> its guard (forks start their own)
+_guards: dict[int, int] = {}  # owner pid -> the write end of its guard's pipe (forks start their own)
 
 
 def ensure_guard() -> None:
     """Start this process's guard once, after sweeping the leftovers of dead owners."""
-    import os
-
     pid = os.getpid()
     with _guard_lock:
         if pid in _guards:
             return
         ns.sweep_dead()
-        _guards[pid] = subprocess.Popen(
-            [sys.executable, "-m", "reference.netns.guard", ns.run_prefix(pid)],
-            stdin=subprocess.PIPE, start_new_session=True, close_fds=True,
-        )  # fmt: skip
+        read, write = os.pipe()
+        os.set_inheritable(write, False)
+        starter = subprocess.Popen(
+            [sys.executable, "-m", "reference.netns.guard", ns.run_prefix(pid)], stdin=read, close_fds=True
+        )
+        os.close(read)
+        starter.wait(ns.CMD_BOUND)  # it forked the guard and exited
+        _guards[pid] = write  # never closed: our exit (however it comes) is the guard's EOF
 
 
 @dataclass

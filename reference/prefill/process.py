@@ -62,7 +62,11 @@ def _link(host: str, send_timeout: float) -> LoopbackTransport:
 
 
 def serve(
-    bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float, backend: str = "default",
+    bootstrap_port: int,
+    tp_size: int,
+    cp_size: int,
+    send_timeout: float,
+    backend: str = "default",
     host: str = HOST,
 ) -> None:
     server = PrefillBootstrapServer(host, bootstrap_port).start()
