@@ -51,13 +51,13 @@ def topology():
 
 
 def test_every_route_stays_inside_the_suite_range(topology):
-    allowed = [ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("127.0.0.0/8")]
+    allowed = [ipaddress.IPv4Network("198.18.0.0/15"), ipaddress.IPv4Network("127.0.0.0/8")]
     for name in topology.namespaces():
         for line in _routes(name):
             first = line.split()
             dst = first[1] if first[0] in ("local", "broadcast") else first[0]
             assert dst != "default", f"{name}: {line}"
-            assert any(ipaddress.ip_network(dst, strict=False).subnet_of(net) for net in allowed), line
+            assert any(ipaddress.IPv4Network(dst, strict=False).subnet_of(net) for net in allowed), line
     decode = topology.hosts["decode"].ns
     assert _routes(decode)[0].startswith("198.18.0.0/24 dev eth0"), _routes(decode)
     assert not ns.sh(["ip", "-n", decode, "-6", "addr"]).strip()  # IPv6 off: no link-local routes

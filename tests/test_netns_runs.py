@@ -1,0 +1,86 @@
+"""Nemeses, histories, the checker and the timeline on netns.
+
+The checker and the picture are tested on hand-made histories (no namespaces needed);
+one real run partitions decode from prefill past the heartbeat's detection and reads
+its history: the requests during the fault fail with a reason, none is lost, and the
+verdict is `bug` exactly when a request after the heal failed or a failed room's pages
+were written after the heal (the late-write residual).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reference.netns import checker, ns
+from reference.netns.history import History
+from reference.netns.timeline import svg
+
+needs_netns = pytest.mark.skipif(bool(ns.unavailable()), reason=ns.unavailable())
+
+
+def _history() -> History:
+    ticks = iter(range(100))
+    history = History(clock=lambda: float(next(ticks)))  # each reading one second later
+    ok = history.invoke("decode", "request", 1)
+    history.complete(ok, "ok")
+    fault = history.fault("partition decode<->prefill-0", ("decode", "prefill-0"))
+    failed = history.invoke("decode", "request", 2)
+    history.complete(failed, "fail", why="waiting timeout")
+    history.heal(fault)
+    after = history.invoke("decode", "request", 3)
+    history.complete(after, "fail", why="stale port")
+    history.invoke("decode", "request", 4)  # never completes: lost
+    return history
+
+
+def test_the_checker_names_failed_lost_and_broken_invariants():
+    checked = checker.check(_history(), [checker.after_heal_all_ok, checker.no_fail_without_fault])
+    assert checked.verdict == "bug"
+    assert checked.lost == [3]
+    assert checked.failed[1] == "waiting timeout (during: partition decode<->prefill-0)"
+    assert checked.failed[2] == "stale port (during: no fault)"
+    assert any("op 2 (request 3) invoked after every heal ended fail" in v for v in checked.violations)
+    assert any("op 2 (request 3) failed with no fault active" in v for v in checked.violations)
+
+
+def test_a_clean_history_is_ok_and_a_completion_is_recorded_once():
+    history = History()
+    op = history.invoke("decode", "request", 1)
+    history.complete(op, "ok")
+    with pytest.raises(ValueError, match="completed twice"):
+        history.complete(op, "fail")
+    assert checker.check(history, [checker.after_heal_all_ok]).verdict == "ok"
+
+
+def test_the_timeline_has_a_lane_per_host_a_bar_per_op_and_shaded_faults():
+    picture = svg(_history(), "partition on fixed")
+    assert picture.startswith("<svg") and picture.rstrip().endswith("</svg>")
+    assert ">decode<" in picture and ">prefill-0<" in picture
+    assert picture.count('fill="#c62828"') == 2 and picture.count('fill="#2e7d32"') == 1  # fail, ok bars
+    assert picture.count('fill="#000000"') == 1  # the lost op
+    assert picture.count('fill="#ffb300"') == 2  # the partition, shaded on both hosts
+
+
+@pytest.mark.netns
+@needs_netns
+def test_a_partition_past_the_heartbeat_fails_its_requests_and_heals(tmp_path):
+    from reference.netns.runs import main, run
+
+    result = run("partition", "fixed")
+    result.pop("_history")
+    ops = result["history"]["ops"]
+    healed = result["history"]["faults"][0]["healed"]
+    during = [op for op in ops if op["index"] >= 2 and op["invoked"] < healed]
+    after = [op for op in ops if op["invoked"] > healed]
+    assert [op["type"] for op in ops[:2]] == ["ok", "ok"]
+    assert during and all(op["type"] == "fail" and op["why"] for op in during)
+    assert len(after) == 3 and all(op["completed"] is not None for op in after)
+    assert result["lost"] == []
+    # The verdict follows the history: bug exactly when a request after the heal failed
+    # (TCP's retransmission backoff can hold the queued messages past the 1 s timeout) or
+    # a failed room's pages were written after the heal.
+    broken = any(op["type"] != "ok" for op in after) or bool(result["late_written_rooms"])
+    assert result["verdict"] == ("bug" if broken else "ok")
+    assert result["setup_s"] > 0 and result["teardown_s"] > 0
+    assert main(["--fault", "bandwidth", "--variant", "fixed", "--report", str(tmp_path)]) == 0
+    assert (tmp_path / "bandwidth-fixed.svg").read_text().startswith("<svg")
