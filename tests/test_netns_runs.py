@@ -84,3 +84,20 @@ def test_a_partition_past_the_heartbeat_fails_its_requests_and_heals(tmp_path):
     assert result["setup_s"] > 0 and result["teardown_s"] > 0
     assert main(["--fault", "bandwidth", "--variant", "fixed", "--report", str(tmp_path)]) == 0
     assert (tmp_path / "bandwidth-fixed.svg").read_text().startswith("<svg")
+
+
+@pytest.mark.netns
+@needs_netns
+def test_the_recovery_benchmark_has_netns_rows():
+    from benchmarks import recovery, validate
+    from benchmarks.modes import SMOKE
+    from benchmarks.recovery_metrics import sweep_label
+
+    data = recovery.run(SMOKE, transports=("netns",))
+    assert validate.check_recovery(data, SMOKE) == []
+    (sweep,) = data["sweeps"]
+    assert sweep["transport"] == "netns" and sweep_label(sweep).startswith("netns, upstream")
+    runs = {name: v["runs"][0] for name, v in sweep["variants"].items()}
+    assert all(run["requests"] and run["registered_after_s"] > 0 for run in runs.values())
+    # before the restart, requests crossed the namespaces and succeeded
+    assert all(run["sent_before_restart"] > 0 and run["failed_before_restart"] == 0 for run in runs.values())
