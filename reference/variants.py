@@ -34,6 +34,7 @@ RESIDUAL_LESSON_IDS = (
     "failure-records",
     "supervised-loops",
     "stale-tracker",
+    "late-kv-write",
 )
 
 SHIPPED: dict[str, tuple[str, Expected]] = {

@@ -9,6 +9,7 @@ after; their diff is exactly the two fixes. Everything else is in `common/manage
 
 import itertools  # HARDEN(room-reuse): lifecycle ids; logging: HARDEN(supervised-loops)
 import logging
+import threading  # HARDEN(late-kv-write): the held pages' lock
 import traceback
 from typing import Any
 
@@ -27,6 +28,9 @@ class KVManager(ManagerBase):
         self.receivers: dict[int, Any] = {}  # the open request of each room (a receiver)
         self._lifecycles = itertools.count(1)
         self.heartbeat_errors: list[str] = []
+        self.answers: dict[int, int] = {}  # HARDEN(late-kv-write): statuses counted per open request
+        self.held_pages: dict[int, tuple[list[int], int]] = {}  # room -> (pages, answers still due)
+        self._held_lock = threading.Lock()
         watch = getattr(self.transport, "on_peer_gone", None)
         if watch is not None:
             watch(self._on_peer_gone)
@@ -52,6 +56,7 @@ class KVManager(ManagerBase):
                 self.failure_records.pop(room, None)
         self.prefill_response_tracker.pop(room, None)
         self.awaiting_transfer.discard(room)
+        self.answers.pop(room, None)  # HARDEN(late-kv-write)
         self.room_lifecycle[room] = next(self._lifecycles)
         self.request_status[room] = BOOTSTRAPPING
 
@@ -62,7 +67,31 @@ class KVManager(ManagerBase):
         self.awaiting_transfer.add(room)
 
     def accepts_transfer_status(self, bootstrap_room: int) -> bool:  # HARDEN(room-reuse)
-        return bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
+        if self._answer_for_held_pages(bootstrap_room):  # HARDEN(late-kv-write): a cleared request's
+            return False  # late answer: its rank is done with those pages
+        accepted = bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
+        if accepted:  # HARDEN(late-kv-write): one status message from one rank
+            self.answers[bootstrap_room] = self.answers.get(bootstrap_room, 0) + 1
+        return accepted
+
+    def hold_pages(self, room: int, pages: list[int], due: int) -> None:  # HARDEN(late-kv-write): a
+        with self._held_lock:  # request ended with `due` ranks still holding its metadata
+            self.held_pages[room] = (list(pages), due)
+
+    def pages_in_doubt(self) -> set[int]:  # HARDEN(late-kv-write): pages a prefill may still write;
+        with self._held_lock:  # the scheduler hands them to no new request
+            return {page for pages, _ in self.held_pages.values() for page in pages}
+
+    def _answer_for_held_pages(self, room: int) -> bool:  # HARDEN(late-kv-write)
+        if room not in self.held_pages or room in self.awaiting_transfer:
+            return False  # (a reopened room's own request waits for answers: they are its own)
+        with self._held_lock:
+            pages, due = self.held_pages[room]
+            if due <= 1:
+                del self.held_pages[room]
+            else:
+                self.held_pages[room] = (pages, due - 1)
+        return True
 
     def record_failure(self, bootstrap_room: int, reason: str) -> None:  # HARDEN(failure-records)
         with self.failure_lock:
@@ -74,6 +103,7 @@ class KVManager(ManagerBase):
         self.receivers.pop(bootstrap_room, None)
         self.room_lifecycle.pop(bootstrap_room, None)
         self.awaiting_transfer.discard(bootstrap_room)
+        self.answers.pop(bootstrap_room, None)  # HARDEN(late-kv-write)
         with self.failure_lock:
             self.failure_records.pop(bootstrap_room, None)
         with self.connection_lock:

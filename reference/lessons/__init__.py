@@ -5,6 +5,7 @@ from reference.harness.lesson import Lesson, Options, run_lesson
 from reference.lessons import (
     failed_resurrect,
     failure_records,
+    late_kv_write,
     live_set_race,
     restart_recovery,
     room_reuse,
@@ -26,6 +27,7 @@ LESSONS: dict[str, Lesson] = {
         failure_records.LESSON,
         stale_tracker.LESSON,
         supervised_loops.LESSON,
+        late_kv_write.LESSON,
     )
 }
 
