@@ -35,6 +35,7 @@ RESIDUAL_LESSON_IDS = (
     "supervised-loops",
     "stale-tracker",
     "late-kv-write",
+    "bootstrap-partition",
 )
 
 SHIPPED: dict[str, tuple[str, Expected]] = {

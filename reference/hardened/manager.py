@@ -31,6 +31,7 @@ class KVManager(ManagerBase):
         self.answers: dict[int, int] = {}  # HARDEN(late-kv-write): statuses counted per open request
         self.held_pages: dict[int, tuple[list[int], int]] = {}  # room -> (pages, answers still due)
         self._held_lock = threading.Lock()
+        self.last_heard: dict[str, float] = {}  # HARDEN(bootstrap-partition): a status from its ranks
         watch = getattr(self.transport, "on_peer_gone", None)
         if watch is not None:
             watch(self._on_peer_gone)
@@ -72,6 +73,9 @@ class KVManager(ManagerBase):
         accepted = bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
         if accepted:  # HARDEN(late-kv-write): one status message from one rank
             self.answers[bootstrap_room] = self.answers.get(bootstrap_room, 0) + 1
+            addr = self.room_to_bootstrap_addr.get(bootstrap_room)  # HARDEN(bootstrap-partition)
+            if addr is not None:
+                self.last_heard[addr] = self.clock.now()
         return accepted
 
     def hold_pages(self, room: int, pages: list[int], due: int) -> None:  # HARDEN(late-kv-write): a
@@ -136,6 +140,8 @@ class KVManager(ManagerBase):
                 receiver.lost_peer = True
 
     def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        if self._ranks_answer(failed_bootstrap_addr):  # HARDEN(bootstrap-partition): only its bootstrap
+            return  # server is unreachable: keep its rooms; the next probe asks again
         addr = failed_bootstrap_addr
         with self.connection_lock:
             stale_endpoints = self._forget_prefill_locked(addr)
@@ -145,6 +151,11 @@ class KVManager(ManagerBase):
         for room in affected_rooms:
             self._fail_lost_room(room, addr)
             self.hooks.fire("node_failure.after_room", addr, room)
+
+    def _ranks_answer(self, addr: str) -> bool:  # HARDEN(bootstrap-partition): a rank of this prefill
+        heard = self.last_heard.get(addr)  # delivered a status within the heartbeat's detection window
+        window = self.config.heartbeat_interval * self.config.heartbeat_max_failures
+        return heard is not None and self.clock.now() - heard <= window
 
     def _probe(self, addr: str) -> None:  # HARDEN(supervised-loops): a probe that raises is logged
         try:  # with its traceback and the heartbeat goes on (upstream: the thread ends silently)

@@ -3,6 +3,7 @@ residual lessons (holes those fixes leave open; `reference/hardened` closes them
 
 from reference.harness.lesson import Lesson, Options, run_lesson
 from reference.lessons import (
+    bootstrap_partition,
     failed_resurrect,
     failure_records,
     late_kv_write,
@@ -28,6 +29,7 @@ LESSONS: dict[str, Lesson] = {
         stale_tracker.LESSON,
         supervised_loops.LESSON,
         late_kv_write.LESSON,
+        bootstrap_partition.LESSON,
     )
 }
 
