@@ -70,3 +70,12 @@ def no_fail_without_fault(history: History) -> list[str]:
         for op in history.ops
         if op.type == "fail" and not history.during(op)
     ]
+
+
+def none_fail_while_ranks_reachable(history: History) -> list[str]:
+    """No operation fails (for a fault that leaves the prefill's ranks reachable)."""
+    return [
+        f"op {op.index} ({op.f} {op.value}) failed though the prefill's ranks were reachable: {op.why}"
+        for op in history.ops
+        if op.type == "fail"
+    ]

@@ -6,7 +6,7 @@ builds the world of lesson stale-bootstrap (one decode rank, one prefill with tw
 ranks; the heartbeat on a virtual clock, upstream's 5 s interval and 2 misses; the
 waiting timeout shortened to 1 s real) on the netns transport, issues requests before,
 during and after the fault, ticks the heartbeat past its detection while the fault is
-on, heals it, and then looks for what the fault left behind:
+on (and issues one more request after that), heals it, and then looks for what the fault left behind:
 
 - late KV writes: pages of a room that had already failed (and been cleared) written
   after its failure, once the queued metadata reached the prefill after the heal;
@@ -16,8 +16,9 @@ The history is checked (`checker.py`: every request invoked after the heal is `o
 no request fails with no fault active; none lost) and, with `--report DIR`, written
 there as `<fault>-<variant>.json` with its timeline picture `<fault>-<variant>.svg`.
 Faults: partition (both ways), one-way (prefill->decode statuses only, /health still
-answers), pause (SIGSTOP past the waiting timeout, then SIGCONT), kill (and start again),
-restart, bandwidth (tbf 1mbit).
+answers), bootstrap (decode->prefill packets to the bootstrap port only: the ranks stay
+reachable, so no request need fail), pause (SIGSTOP past the waiting timeout, then
+SIGCONT), kill (and start again), restart, bandwidth (tbf 1mbit).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+from reference.harness.result import Event, Observation
 from reference.netns import checker, ns
 from reference.netns.history import History
 from reference.netns.nemesis import Bandwidth, Kill, Nemesis, Partition, Pause, Restart
@@ -37,7 +40,7 @@ from reference.netns.timeline import svg
 from reference.status import KVPoll
 from reference.variants import SHIPPED, shipped
 
-FAULTS = ("partition", "one-way", "pause", "kill", "restart", "bandwidth")
+FAULTS = ("partition", "one-way", "bootstrap", "pause", "kill", "restart", "bandwidth")
 BEFORE, DURING, AFTER = 2, 2, 3
 LATE_WITHIN = 3.0  # real seconds after the heal for queued messages to land
 
@@ -49,6 +52,9 @@ def _nemesis(fault: str, history: History, world: Any) -> Nemesis:
     if fault == "one-way":
         port = int(world.inbox.endpoint.rsplit(":", 1)[1])
         return Partition(history, topology, "decode", "prefill-0", one_way=True, port=port)
+    if fault == "bootstrap":  # the bootstrap server alone: decode's packets to its port only
+        port = int(world.addr.rsplit(":", 1)[1])
+        return Partition(history, topology, "prefill-0", "decode", one_way=True, port=port)
     if fault == "pause":
         return Pause(history, world.prefill)
     if fault == "kill":
@@ -72,15 +78,17 @@ def _request(history: History, world: Any, room: int) -> tuple[Any, int]:
     return outcome, page
 
 
-def run(fault: str, variant_name: str) -> dict[str, Any]:
+def run(fault: str, variant: str | ModuleType) -> dict[str, Any]:
+    """One fault run against a shipped variant (by name) or a variant module."""
     from reference.lessons.stale_bootstrap.world import CONFIG, PAGES_PER_REQUEST, open_world
 
-    variant = shipped(variant_name)
+    module = shipped(variant).module if isinstance(variant, str) else variant
+    variant_name = variant if isinstance(variant, str) else module.__name__
     history = History()
     rooms = iter(range(1000, 2000))
     failed: dict[int, int] = {}  # room -> first page, for rooms that ended Failed
     with ExitStack() as stack:
-        world = stack.enter_context(open_world(variant.module, "netns"))
+        world = stack.enter_context(open_world(module, "netns"))
         world.start()
         for _ in range(BEFORE):
             _request(history, world, next(rooms))
@@ -92,26 +100,54 @@ def run(fault: str, variant_name: str) -> dict[str, Any]:
                     failed[room] = page
             for _ in range(CONFIG.heartbeat_max_failures):
                 world.tick()  # the heartbeat probes /health: past its detection
+            _request(history, world, next(rooms))  # one more, after the heartbeat's verdict
+            held = _in_doubt(world)  # pages the variant keeps out of use, when the fault heals
         for _ in range(AFTER):
             _request(history, world, next(rooms))
         late_status, late_pages = _late(world, failed, PAGES_PER_REQUEST)
         topology = world.transport.topology
         times = {"setup_s": round(topology.setup_seconds, 3)}
     times["teardown_s"] = round(topology.teardown_seconds, 3)
-    late = [] if not (late_status or late_pages) else [
-        f"after the heal the prefill reported Success for {len(late_status)} failed, cleared room(s) "
-        f"{sorted(late_status)} and wrote KV pages of {len(late_pages)}: {sorted(late_pages)}"
+    freed = sorted(room for room in late_pages if not _pages_of(failed[room], PAGES_PER_REQUEST) <= held)
+    late = [] if not freed else [
+        f"after the heal the prefill wrote the KV pages of {len(freed)} failed, cleared room(s) {freed}, "
+        "pages the decode had freed for reuse"
     ]  # fmt: skip
-    checked = checker.check(
-        history, [checker.after_heal_all_ok, checker.no_fail_without_fault, lambda h: late]
-    )
+    invariants = [checker.after_heal_all_ok, checker.no_fail_without_fault, lambda h: late]
+    if fault == "bootstrap":  # the ranks stay reachable and the route is cached: nothing need fail
+        invariants.append(checker.none_fail_while_ranks_reachable)
+    checked = checker.check(history, invariants)
     return {
         "fault": fault, "variant": variant_name, "verdict": checked.verdict, "summary": checked.summary(),
         "failed": checked.failed, "lost": checked.lost, "late_status_rooms": sorted(late_status),
-        "late_written_rooms": sorted(late_pages),
+        "late_written_rooms": sorted(late_pages), "late_written_while_freed": freed,
+        "pages_held_at_heal": sorted(held),
         "heartbeat_failures": dict(world.manager.heartbeat_failures),
         **times, "history": history.to_json(), "_history": history,
     }  # fmt: skip
+
+
+def _in_doubt(world: Any) -> set[int]:
+    report = getattr(world.manager, "pages_in_doubt", None)  # see lesson late-kv-write
+    return set(report()) if report is not None else set()
+
+
+def _pages_of(first: int, count: int) -> set[int]:
+    return set(range(first, first + count))
+
+
+def observe(fault: str, variant: ModuleType) -> Observation:
+    """A lesson's story on netns: one fault run, its history checked, as an Observation."""
+    result = run(fault, variant)
+    history: History = result.pop("_history")
+    timeline = [Event(op.invoked, f"{op.f} {op.value}: {op.type}", op.why) for op in history.ops]
+    timeline += [
+        Event(f.started, f"fault: {f.name}", f"healed at {f.healed or 0.0:.2f} s") for f in history.faults
+    ]
+    timeline.sort(key=lambda e: e.t)
+    details = {k: v for k, v in result.items() if k != "history"}
+    details["picture"] = f"python -m reference.netns.runs --fault {fault} --report DIR"
+    return Observation(result["verdict"], f"on netns, {result['summary']}", timeline, details)
 
 
 def _late(world: Any, failed: dict[int, int], pages: int) -> tuple[set[int], set[int]]:

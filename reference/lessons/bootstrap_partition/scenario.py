@@ -7,6 +7,10 @@ ranks go on transferring, two missed probes declare the whole prefill dead: ever
 it serves is failed ("Lost connection with prefill instance") and its sockets closed,
 although its ranks are answering other requests all the while.
 
+On netns (`--transport netns`: `reference/netns/runs.py --fault bootstrap`, nft drops
+the decode's packets to the bootstrap port only) a request issued after the heartbeat's
+two misses, through the cached route to reachable ranks: `bug` when it failed.
+
 The scenario (mock transport, virtual clock, upstream's 5 s x 2): request A (a long
 prefill) sends its metadata; its ranks' statuses take 12 s. The bootstrap server becomes
 unreachable at once (its ranks stay up). Short requests go on through the cached route,
@@ -35,6 +39,10 @@ def _short(world: World, room: int) -> str:
 
 
 def observe(variant: ModuleType, options: Options) -> Observation:
+    if options.transport == "netns":  # the real fault: reference/netns/runs.py
+        from reference.netns import runs
+
+        return runs.observe("bootstrap", variant)
     rooms = random.Random(options.seed).sample(range(1, 1 << 40), 8)
     timeline: list[Event] = []
     with open_world(variant, "mock", sockets=options.sockets) as world:
@@ -99,4 +107,5 @@ LESSON = Lesson(
     upstream="residual after every fix (found on netns: a partition of the bootstrap port)",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
+    transports=("mock", "netns"),
 )

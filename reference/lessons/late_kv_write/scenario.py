@@ -7,8 +7,9 @@ next request B gets those pages (an allocator hands out what was freed last). B 
 served and succeeds with its own bytes. Then the prefill resumes and does A's transfer:
 A's KV bytes land in B's pages, after B succeeded, and nothing on the decode notices (a
 late status for a cleared room is dropped; the bytes are already written). On netns
-(`python -m reference.netns.runs --fault pause|partition|one-way`) the fixed and hardened
-forms both showed a failed, cleared room's pages written after the heal.
+(`--transport netns`: `reference/netns/runs.py --fault pause`, a real SIGSTOP past the
+waiting timeout, then SIGCONT) the resumed prefill writes a failed, cleared room's pages:
+`bug` when those pages had been freed for reuse, `ok` when the variant held them.
 
 The scenario (mock transport, virtual clock): A's metadata to its two prefill ranks,
 and the abort its timeout sends after it, are held 600 s (the prefill is paused: the
@@ -75,6 +76,10 @@ def _request(world: World, room: int, pages: list[int]) -> Any:
 
 
 def observe(variant: ModuleType, options: Options) -> Observation:
+    if options.transport == "netns":  # the real fault: reference/netns/runs.py
+        from reference.netns import runs
+
+        return runs.observe("pause", variant)
     room_a, room_b = random.Random(options.seed).sample(range(1, 1 << 40), 2)
     timeline: list[Event] = []
     pages = Pages(PAGES)
@@ -145,4 +150,5 @@ LESSON = Lesson(
     upstream="residual after every fix (found on netns: pause, partition, one-way partition)",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
+    transports=("mock", "netns"),
 )
