@@ -1,9 +1,11 @@
-"""The two residual lessons found on netns, on the mock (quick tier): buggy and fixed show
-the symptom, hardened holds, for what was observed (bytes, statuses, held pages)."""
+"""The two residual lessons found on netns: on the mock (quick tier) buggy and fixed show
+the symptom and hardened holds, for what was observed (bytes, statuses, held pages); on
+netns (the netns tier) the same verdicts from the real faults, read from their histories."""
 
 import pytest
 
 from reference.lessons import LESSONS, Options, run_lesson
+from reference.netns import ns
 from reference.variants import shipped
 
 
@@ -84,3 +86,28 @@ def test_hardened_still_declares_a_silent_prefill_dead():
         assert receiver.poll() == KVPoll.Failed
         assert world.manager.failure_records[9].startswith("Lost connection with prefill instance")
         receiver.clear()
+
+
+@pytest.mark.netns
+@pytest.mark.skipif(bool(ns.unavailable()), reason=ns.unavailable())
+@pytest.mark.parametrize(
+    ("lesson", "variant", "verdict"),
+    [
+        ("bootstrap-partition", "fixed", "bug"),
+        ("bootstrap-partition", "hardened", "ok"),
+        ("late-kv-write", "fixed", "bug"),
+        ("late-kv-write", "hardened", "ok"),
+    ],
+)
+def test_the_residuals_on_netns(lesson, variant, verdict):
+    result = run_lesson(LESSONS[lesson], shipped(variant), Options(transport="netns"))
+    assert result.verdict == verdict, result.symptom
+    d = result.details
+    assert d["fault"] in ("bootstrap", "pause") and d["lost"] == [] and d["teardown_s"] > 0
+    if lesson == "bootstrap-partition":
+        failed = list(d["failed"].values())
+        assert (verdict == "bug") == any("Could not fetch prefill parallel info" in why for why in failed)
+    else:
+        assert d["late_written_rooms"], "the resumed prefill wrote a failed room's pages"
+        assert (verdict == "bug") == bool(d["late_written_while_freed"])
+        assert (verdict == "ok") == bool(d["pages_held_at_heal"])

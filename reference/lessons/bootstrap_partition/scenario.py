@@ -74,7 +74,8 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         a.clear()
         details = {
             "short_requests": shorts, "a_after_misses": a_mid, "a_final": a_final, "a_bytes_ok": a_bytes,
-            "a_failure": reason, "heartbeat_misses": world.manager.heartbeat_failures.get(world.addr, 0),
+            "a_failure": reason, "probes_while_unreachable": CONFIG.heartbeat_max_failures,
+            "heartbeat_misses": world.manager.heartbeat_failures.get(world.addr, 0),  # after the probes
         }  # fmt: skip
     return _verdict(details, timeline)
 
@@ -84,17 +85,18 @@ def _verdict(d: dict[str, Any], timeline: list[Event]) -> Observation:
     if d["a_final"] == "Success" and d["a_bytes_ok"] and not failed_short:
         return Observation(
             "ok",
-            f"the bootstrap server missed {d['heartbeat_misses']} probes while its ranks answered "
+            f"the bootstrap server missed {d['probes_while_unreachable']} probes while its ranks answered "
             f"{len(d['short_requests'])} short requests: the prefill was not declared dead; the slow "
             "request A succeeded with its own bytes",
             timeline,
             d,
         )
     served, asked = len(d["short_requests"]) - len(failed_short), len(d["short_requests"])
+    probes = d["probes_while_unreachable"]
     return Observation(
         "bug",
         f"only the bootstrap server was unreachable, its ranks answering ({served} of {asked} short "
-        f"requests succeeded), yet after {d['heartbeat_misses']} missed probes the slow request A read "
+        f"requests succeeded), yet after {probes} missed probes the slow request A read "
         f"{d['a_after_misses']} and ended {d['a_final']} ({d['a_failure']!r})",
         timeline,
         d,
