@@ -4,7 +4,8 @@
 
 builds the world of lesson stale-bootstrap (one decode rank, one prefill with two TP
 ranks; the heartbeat on a virtual clock, upstream's 5 s interval and 2 misses; the
-waiting timeout shortened to 1 s real) on the netns transport, issues requests before,
+waiting timeout shortened to 1 s real; 15 s for the requests after the heal, which may
+wait out TCP's retransmission back-off) on the netns transport, issues requests before,
 during and after the fault, ticks the heartbeat past its detection while the fault is
 on (and issues one more request after that), heals it, and then looks for what the fault left behind:
 
@@ -43,6 +44,7 @@ from reference.variants import SHIPPED, shipped
 FAULTS = ("partition", "one-way", "bootstrap", "pause", "kill", "restart", "bandwidth")
 BEFORE, DURING, AFTER = 2, 2, 3
 LATE_WITHIN = 3.0  # real seconds after the heal for queued messages to land
+HEALED_WAIT = 15.0  # real seconds a request after the heal may wait for its answer (below)
 
 
 def _nemesis(fault: str, history: History, world: Any) -> Nemesis:
@@ -102,6 +104,10 @@ def run(fault: str, variant: str | ModuleType) -> dict[str, Any]:
                 world.tick()  # the heartbeat probes /health: past its detection
             _request(history, world, next(rooms))  # one more, after the heartbeat's verdict
             held = _in_doubt(world)  # pages the variant keeps out of use, when the fault heals
+        # After a partition, the prefill's TCP connection to the decode is in retransmission
+        # back-off (its queued frames go out at the next retry, seconds later): a request
+        # after the heal waits up to HEALED_WAIT real seconds, not the shortened 1 s.
+        world.answer_within = HEALED_WAIT
         for _ in range(AFTER):
             _request(history, world, next(rooms))
         late_status, late_pages = _late(world, failed, PAGES_PER_REQUEST)
@@ -121,6 +127,7 @@ def run(fault: str, variant: str | ModuleType) -> dict[str, Any]:
         "fault": fault, "variant": variant_name, "verdict": checked.verdict, "summary": checked.summary(),
         "failed": checked.failed, "lost": checked.lost, "late_status_rooms": sorted(late_status),
         "late_written_rooms": sorted(late_pages), "late_written_while_freed": freed,
+        "after_heal_wait_s": HEALED_WAIT,
         "pages_held_at_heal": sorted(held),
         "heartbeat_failures": dict(world.manager.heartbeat_failures),
         **times, "history": history.to_json(), "_history": history,
