@@ -43,6 +43,9 @@ from reference.variants import SHIPPED, shipped
 
 FAULTS = ("partition", "one-way", "bootstrap", "pause", "kill", "restart", "bandwidth")
 BEFORE, DURING, AFTER = 2, 2, 3
+# A paused prefill answers no HTTP either (each /route fetch waits out its 5 s timeout):
+# one request under the pause, none after the probes, shows all it has to show.
+PAUSE_DURING = 1
 LATE_WITHIN = 3.0  # real seconds after the heal for queued messages to land
 HEALED_WAIT = 15.0  # real seconds a request after the heal may wait for its answer (below)
 
@@ -95,14 +98,15 @@ def run(fault: str, variant: str | ModuleType) -> dict[str, Any]:
         for _ in range(BEFORE):
             _request(history, world, next(rooms))
         with _nemesis(fault, history, world):
-            for _ in range(DURING):
+            for _ in range(PAUSE_DURING if fault == "pause" else DURING):
                 room = next(rooms)
                 outcome, page = _request(history, world, room)
                 if outcome.status == KVPoll.Failed:
                     failed[room] = page
             for _ in range(CONFIG.heartbeat_max_failures):
                 world.tick()  # the heartbeat probes /health: past its detection
-            _request(history, world, next(rooms))  # one more, after the heartbeat's verdict
+            if fault != "pause":
+                _request(history, world, next(rooms))  # one more, after the heartbeat's verdict
             held = _in_doubt(world)  # pages the variant keeps out of use, when the fault heals
         # After a partition, the prefill's TCP connection to the decode is in retransmission
         # back-off (its queued frames go out at the next retry, seconds later): a request
