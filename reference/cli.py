@@ -21,6 +21,7 @@ import math
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
@@ -99,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="time bound per import and per lesson (default 20 s, loopback lessons 45 s)",
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
+    parser.add_argument(
+        "--report", type=Path, metavar="DIR", help="netns: each fault run's history and timeline"
+    )
     explore_cli.add_arguments(parser)
     return parser
 
@@ -256,6 +260,11 @@ def _main(argv: Sequence[str] | None) -> int:
             )
             return 2
     results = _run(lessons, variants, options, args)
+    if args.report is not None:
+        from reference.netns import report
+
+        written = report.write(results, args.report)
+        print(f"wrote {len(written) // 2} history/timeline pair(s) to {args.report}", file=sys.stderr)
     if args.json:
         print(json.dumps({"results": [_json_row(r) for r in results]}, indent=2))
     else:

@@ -101,3 +101,22 @@ def test_the_recovery_benchmark_has_netns_rows():
     assert all(run["requests"] and run["registered_after_s"] > 0 for run in runs.values())
     # before the restart, requests crossed the namespaces and (most) succeeded
     assert all(run["sent_before_restart"] > run["failed_before_restart"] for run in runs.values())
+
+
+def test_report_writes_a_history_and_its_picture_for_each_result_with_one(tmp_path):
+    from reference.harness.result import Result
+    from reference.netns import report
+
+    data = _history().to_json()
+    again = History.from_json(data)
+    assert [vars(op) for op in again.ops] == data["ops"] and again.now() == max(
+        op["completed"] or op["invoked"] for op in data["ops"]
+    )
+    with_history = Result("late-kv-write", "fixed", "netns", "bug", "bug", "s", details={"history": data})
+    without = Result("late-kv-write", "fixed", "mock", "bug", "bug", "s")
+    written = report.write([with_history, without], tmp_path)
+    assert sorted(p.name for p in written) == [
+        "late-kv-write-fixed-netns.json",
+        "late-kv-write-fixed-netns.svg",
+    ]
+    assert (tmp_path / "late-kv-write-fixed-netns.svg").read_text().count('fill="#c62828"') == 2

@@ -83,6 +83,18 @@ class History:
         end = op.completed if op.completed is not None else self.now()
         return [f for f in self.faults if f.started <= end and (f.healed is None or f.healed >= op.invoked)]
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> History:
+        """A finished history back from `to_json` (times as recorded; `now()` is the end)."""
+        ops = [Op(**op) for op in data.get("ops", [])]
+        faults = [Fault(**{**f, "hosts": tuple(f["hosts"])}) for f in data.get("faults", [])]
+        end = max(
+            [0.0, *(op.completed or op.invoked for op in ops), *(f.healed or f.started for f in faults)]
+        )
+        history = cls(clock=lambda: end, t0=0.0)
+        history.ops, history.faults = ops, faults
+        return history
+
     def to_json(self) -> dict[str, Any]:
         return {
             "ops": [vars(op) for op in self.ops],  # times: seconds since the history began

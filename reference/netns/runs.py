@@ -156,7 +156,7 @@ def observe(fault: str, variant: ModuleType) -> Observation:
         Event(f.started, f"fault: {f.name}", f"healed at {f.healed or 0.0:.2f} s") for f in history.faults
     ]
     timeline.sort(key=lambda e: e.t)
-    details = {k: v for k, v in result.items() if k != "history"}
+    details = dict(result)  # the history too: `python -m reference --report DIR` draws it
     details["picture"] = f"python -m reference.netns.runs --fault {fault} --report DIR"
     return Observation(result["verdict"], f"on netns, {result['summary']}", timeline, details)
 
