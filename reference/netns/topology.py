@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from reference.netns import ns
 
 SUBNET = "198.18.0.0/24"
-BRIDGE_IP = None  # the bridge has no address: it only switches
 DECODE_IP = "198.18.0.2"
 PREFILL_IP_BASE = 10  # prefill i: 198.18.0.(10 + i)
 IFNAME = "eth0"
