@@ -120,3 +120,20 @@ def test_report_writes_a_history_and_its_picture_for_each_result_with_one(tmp_pa
         "late-kv-write-fixed-netns.svg",
     ]
     assert (tmp_path / "late-kv-write-fixed-netns.svg").read_text().count('fill="#c62828"') == 2
+
+
+def test_without_root_one_line_says_why(monkeypatch, capsys):
+    from reference import cli
+    from reference.netns import runs
+
+    monkeypatch.setattr(ns.os, "geteuid", lambda: 1000)
+    assert ns.unavailable() == "network namespaces need root (run as root, or skip the netns tier)"
+    assert cli.main(["--transport", "netns"]) == 2
+    assert runs.main(["--fault", "pause"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "python -m reference: error: --transport netns: network namespaces need root "
+        "(run as root, or skip the netns tier)",
+        "python -m reference.netns.runs: error: network namespaces need root "
+        "(run as root, or skip the netns tier)",
+    ]
