@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from reference.netns import ns
 
@@ -31,6 +32,7 @@ SUBNET = "198.18.0.0/24"
 DECODE_IP = "198.18.0.2"
 PREFILL_IP_BASE = 10  # prefill i: 198.18.0.(10 + i)
 IFNAME = "eth0"
+ROOT = str(Path(__file__).resolve().parents[2])  # the folder that holds `reference`
 _counter = itertools.count()
 _guard_lock = threading.Lock()
 _guards: dict[int, int] = {}  # owner pid -> the write end of its guard's pipe (forks start their own)
@@ -45,9 +47,14 @@ def ensure_guard() -> None:
         ns.sweep_dead()
         read, write = os.pipe()
         os.set_inheritable(write, False)
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+        }
         starter = subprocess.Popen(
-            [sys.executable, "-m", "reference.netns.guard", ns.run_prefix(pid)], stdin=read, close_fds=True
-        )
+            [sys.executable, "-m", "reference.netns.guard", ns.run_prefix(pid)],
+            stdin=read, close_fds=True, env=env, cwd=ROOT,
+        )  # fmt: skip
         os.close(read)
         starter.wait(ns.CMD_BOUND)  # it forked the guard and exited
         _guards[pid] = write  # never closed: our exit (however it comes) is the guard's EOF
