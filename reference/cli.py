@@ -21,6 +21,7 @@ import math
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
@@ -37,7 +38,7 @@ from reference.harness.specs import VariantSpec
 from reference.harness.table import GROUPS, expand_groups, format_table, impl_summary, legend
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
-from reference.transport import TRANSPORTS
+from reference.transport import TRANSPORTS, runs_on, transport_unusable
 from reference.transport.sockets import SOCKETS
 from reference.variants import SHIPPED, Variant, VariantError
 
@@ -105,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="time bound per import and per lesson (default 20 s, loopback lessons 45 s)",
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
+    parser.add_argument(
+        "--report", type=Path, metavar="DIR", help="netns: each fault run's history and timeline"
+    )
     explore_cli.add_arguments(parser)
     return parser
 
@@ -228,11 +232,15 @@ def _main(argv: Sequence[str] | None) -> int:
         provoke=args.provoke,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
-    for lesson in [x for x in lessons if args.transport not in x.transports]:
+    unusable = transport_unusable(args.transport)
+    if unusable:
+        print(f"python -m reference: error: --transport {args.transport}: {unusable}", file=sys.stderr)
+        return 2
+    for lesson in [x for x in lessons if not runs_on(x.transports, args.transport)]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
     for lesson in [x for x in lessons if args.backend not in x.backends]:
         print(f"skipped {lesson.id}: moves no KV bytes over backend {args.backend}", file=sys.stderr)
-    lessons = [x for x in lessons if args.transport in x.transports and args.backend in x.backends]
+    lessons = [x for x in lessons if runs_on(x.transports, args.transport) and args.backend in x.backends]
     if not lessons:
         where = (
             args.transport if args.backend == "default" else f"{args.transport} with backend {args.backend}"
@@ -249,6 +257,11 @@ def _main(argv: Sequence[str] | None) -> int:
             )
             return 2
     results = _run(lessons, variants, options, args)
+    if args.report is not None:
+        from reference.netns import report
+
+        written = report.write(results, args.report)
+        print(f"wrote {len(written) // 2} history/timeline pair(s) to {args.report}", file=sys.stderr)
     if args.json:
         print(json.dumps({"results": [_json_row(r) for r in results]}, indent=2))
     else:

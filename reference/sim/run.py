@@ -64,6 +64,10 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         if opened is not None and kind == "request":
             c.init(opened)
             c.send(opened)
+    elif kind == "stream":
+        for _ in range(b % 4 + 3):
+            _step(c, "request", a, b)
+            _step(c, "wait", a % 4, b)
     elif kind == "poll":
         _poll_all(c, a)
     elif kind in ("wait", "tick", "timeout"):
