@@ -16,9 +16,10 @@ __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
 
 class KVManager(reference.hardened.KVManager):
     def clear(self, bootstrap_room: int) -> None:
-        self.request_status.pop(bootstrap_room, None)
-        self.receivers.pop(bootstrap_room, None)
-        self.room_lifecycle.pop(bootstrap_room, None)
-        self.awaiting_transfer.discard(bootstrap_room)
-        with self.failure_lock:
-            self.failure_records.pop(bootstrap_room, None)  # tracker and room_to_bootstrap_addr kept
+        with self.connection_lock:
+            addr = self.room_to_bootstrap_addr.get(bootstrap_room)
+        super().clear(bootstrap_room)
+        if addr is not None:  # the mistake: clear() as hardened's, minus its tracking lines
+            with self.connection_lock:
+                self.room_to_bootstrap_addr[bootstrap_room] = addr
+                self.addr_to_rooms_tracker[addr].add(bootstrap_room)

@@ -16,5 +16,6 @@ __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
 
 
 class KVManager(reference.hardened.KVManager):
-    def accepts_transfer_status(self, bootstrap_room: int) -> bool:
-        return bootstrap_room in self.request_status
+    def _open_lifecycle(self, room: int) -> None:
+        super()._open_lifecycle(room)
+        self.awaiting_transfer.add(room)  # the mistake: answers count from the open, metadata or not

@@ -16,4 +16,6 @@ __all__ = ["BootstrapServer", "DPDispatcher", "KVManager", "KVReceiver"]
 
 
 class KVManager(reference.hardened.KVManager):
-    _probe = ManagerBase._probe  # not in a try: an exception ends the heartbeat thread
+    def _probe(self, addr: str) -> None:
+        self._release_expired_pages()  # the rest of hardened's probe, kept
+        ManagerBase._probe(self, addr)  # not in a try: an exception ends the heartbeat thread
