@@ -153,7 +153,8 @@ class Cluster:
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
-        self.advance(PAUSE + 3 * CONFIG.heartbeat_interval, "drain")
+        held = max(0.0, (self.net.next_due() or 0.0) - self.clock.now())  # a pause, a delay still due
+        self.advance(max(held, CONFIG.waiting_timeout) + 3 * CONFIG.heartbeat_interval, "drain")
         self.release_parked()
         for request in list(self.open):
             self.poll(request)
