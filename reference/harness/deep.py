@@ -1,0 +1,257 @@
+"""The deep checks of the default run: explorations as checks, and the time budget they share.
+
+`python -m reference --impl X` runs each lesson's story, its hand-built checks and its
+deep checks (`Check.deep`: the seeded simulation, `reference/sim/`, and the frontrun DPOR
+explorations, `reference/explore/`); `--quick` leaves the deep ones out. This module:
+
+- `exploration_checks(lesson_id)`: one deep check per exploration property the upstream
+  fix claims (`explore-<property>`), run on the variant's own code with no hooks. A
+  property the fix does not claim (a residual upstream still has) stays in
+  `--explore`, where it is reported, not judged.
+- the budget: `lesson_budgets` splits the run's `--budget` over the selected lessons in
+  proportion to their deep checks (the CLI gives each lesson its `Options.budget`), and
+  `within(lesson, check, options)` gives one deep check its fair share of what its
+  lesson has left (what is left divided by the deep checks still to run), and records
+  what it spent, so a check that finishes early leaves its time to the ones after it.
+- `replay_file(path)`: `python -m reference --replay FILE`, a saved simulation
+  counterexample (`reference.sim.replay`).
+
+An exploration first runs with a preemption bound of 1 (every check-then-act race needs
+one preemption, and it finishes on every shipped variant in about a second); for a
+property with no bound of its own, it then searches every interleaving with what its
+share has left. `ok` says which it finished: "all N interleavings (exhaustive)", or
+"N interleavings (preemption bound 1)" plus where the exhaustive search stopped. A
+search that stops at its time bound before finishing its round-1 bound is `unknown`,
+never `ok`.
+
+frontrun's `explore()` refuses to run unless `FRONTRUN_ACTIVE=1` is in the environment
+(what `frontrun python ...` sets, with its preload library). The library intercepts
+libc I/O only for frontrun's I/O detection, which the explorations turn off
+(`detect_io=False`): the findings, interleaving counts included, are the same with and
+without it (measured on buggy and fixed, every property). So the deep check sets
+`FRONTRUN_ACTIVE=1` in its own process for the length of the exploration and restores it
+after, in a forked worker, `--in-process` or pytest alike; `--explore` still re-executes
+itself under frontrun's full environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from reference.explore import PROPERTIES
+from reference.explore.property import Property
+from reference.explore.runner import Finding, explore
+from reference.harness.checks import Body, Check
+from reference.harness.options import Options
+from reference.harness.result import Observation
+from reference.variants import SHIPPED, Variant
+
+if TYPE_CHECKING:
+    from reference.harness.lesson import Lesson
+
+PREFIX = "explore-"
+DEFAULT_BUDGET = 80.0  # seconds of deep checks per variant: with the rest, a variant in < 90 s
+FIRST_BOUND = 1  # the first round's preemption bound
+MIN_DEEPER = 0.5  # seconds a share must have left to try the exhaustive round
+PROG = "python -m reference"
+SOURCES = {
+    "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
+    "live-set-race": "https://github.com/sgl-project/sglang/pull/36351",
+    "stale-bootstrap": "https://github.com/sgl-project/sglang/pull/36029",
+}
+
+
+def exploration_checks(lesson_id: str) -> tuple[Check, ...]:
+    """The lesson's claimed exploration properties, each a deep check."""
+    module = lesson_id.replace("-", "_")
+    return tuple(
+        Check(
+            id=PREFIX + prop.id,
+            claim=prop.claim,
+            source=f"frontrun DPOR, reference/explore/{module}.py; {SOURCES[lesson_id]}",
+            body=_body(prop),
+            needs=prop.needs,
+            deep=True,
+        )
+        for prop in PROPERTIES.get(lesson_id, ())
+        if prop.claimed
+    )
+
+
+def _body(prop: Property) -> Body:
+    def body(module: ModuleType, options: Options) -> Observation:
+        with within(prop.lesson, PREFIX + prop.id, options) as seconds:
+            return observe(explore_within(prop, module, seconds))
+
+    return body
+
+
+def explore_within(prop: Property, module: ModuleType, seconds: float) -> Finding:
+    """Bound 1 first, then (a property without its own bound) exhaustive with what is left."""
+    from reference.explore.runner import frontrun_active
+
+    variant = Variant(module.__name__, module, "ok")
+    start = time.perf_counter()
+    with _frontrun_env():
+        if not frontrun_active():
+            return _unrun(prop, variant, "needs frontrun (pip install frontrun==0.7.0, the test extra)")
+        if prop.bound is not None:
+            return explore(prop, variant, time_bound=seconds)
+        first = explore(dataclasses.replace(prop, bound=FIRST_BOUND), variant, time_bound=seconds)
+        left = seconds - (time.perf_counter() - start)
+        if first.verdict != "ok":
+            return first
+        if left < MIN_DEEPER:
+            return _noted(
+                first, start, f"no time left in its {seconds:.3g} s share for the exhaustive search"
+            )
+        deeper = explore(prop, variant, time_bound=left)
+        if deeper.verdict != "unknown":
+            deeper.seconds = round(time.perf_counter() - start, 3)
+            return deeper
+        where = f"the exhaustive search stopped after {deeper.interleavings} interleavings at {left:.3g} s"
+        return _noted(first, start, where)
+
+
+def _noted(finding: Finding, start: float, note: str) -> Finding:
+    finding.symptom += f"; {note}"
+    finding.seconds = round(time.perf_counter() - start, 3)
+    return finding
+
+
+def _unrun(prop: Property, variant: Variant, why: str) -> Finding:
+    return Finding(prop.lesson, prop.id, variant.name, "unknown", None, True, why, 0, prop.bound, 0.0)
+
+
+@contextlib.contextmanager
+def _frontrun_env() -> Iterator[None]:
+    """`FRONTRUN_ACTIVE=1` for the length of one exploration (see the module docstring)."""
+    before = os.environ.get("FRONTRUN_ACTIVE")
+    os.environ["FRONTRUN_ACTIVE"] = "1"
+    try:
+        import frontrun  # noqa: F401
+    except ImportError:
+        os.environ.pop("FRONTRUN_ACTIVE")
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("FRONTRUN_ACTIVE", None)
+        else:
+            os.environ["FRONTRUN_ACTIVE"] = before
+
+
+def observe(finding: Finding) -> Observation:
+    """The check's verdict and one-line symptom; a counterexample with its replay command."""
+    details = {"exploration": finding.to_json()}
+    symptom = f"{finding.symptom} ({finding.seconds:.2f} s)"
+    if finding.verdict == "bug" and finding.schedule:
+        symptom += f"; replay: {replay_command(finding)}"
+    return Observation(finding.verdict, symptom, [], details)
+
+
+def replay_command(finding: Finding) -> str:
+    return (
+        f"{PROG} --explore --lesson {finding.lesson} --property {finding.property} "
+        f"{_variant_flag(finding.variant)} --replay {finding.schedule}"
+    )
+
+
+def _variant_flag(module_name: str) -> str:
+    for name, (shipped_module, _) in SHIPPED.items():
+        if module_name == shipped_module:
+            return f"--variant {name}"
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    if "." in module_name or not path:  # a dotted name imports as given
+        return f"--impl {module_name}"
+    path = os.path.dirname(path) if os.path.basename(path) == "__init__.py" else path
+    return f"--impl {os.path.relpath(path)}"  # loaded from a path
+
+
+# --- the budget ---
+
+
+@dataclass
+class _Ledger:
+    done: set[str] = field(default_factory=set)
+    spent: float = 0.0
+
+
+_LEDGERS: dict[str, _Ledger] = {}
+
+
+def deep_checks(lesson: Lesson, options: Options) -> list[Check]:
+    """The lesson's deep checks this run would run (none with `--quick`)."""
+    if options.quick:
+        return []
+    return [
+        c
+        for c in lesson.checks
+        if c.deep and options.transport in c.transports and options.check in (None, c.id)
+    ]
+
+
+def lesson_budgets(lessons: Sequence[Lesson], total: float, options: Options) -> dict[str, float]:
+    """`total` seconds split over `lessons` in proportion to the deep checks each runs."""
+    counts = {lesson.id: len(deep_checks(lesson, options)) for lesson in lessons}
+    checks = sum(counts.values())
+    return {lesson_id: total * n / checks if checks else 0.0 for lesson_id, n in counts.items()}
+
+
+def share(lesson_id: str, check_id: str, options: Options) -> float:
+    """Seconds `check_id` may take: what its lesson has left over the deep checks still to run.
+
+    A lesson run is the deep checks in order; a check seen again starts a new run."""
+    from reference.lessons import LESSONS
+
+    ledger = _LEDGERS.get(lesson_id)
+    if ledger is None or check_id in ledger.done:
+        ledger = _LEDGERS[lesson_id] = _Ledger()
+    lesson = LESSONS.get(lesson_id)
+    ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
+    remaining = [i for i in ids if i not in ledger.done] or [check_id]
+    return max(0.0, options.budget - ledger.spent) / len(remaining)
+
+
+@contextlib.contextmanager
+def within(lesson_id: str, check_id: str, options: Options) -> Iterator[float]:
+    """Run one deep check in its share (the seconds it yields); records what it spent."""
+    seconds = share(lesson_id, check_id, options)
+    start = time.perf_counter()
+    try:
+        yield seconds
+    finally:
+        ledger = _LEDGERS[lesson_id]
+        ledger.done.add(check_id)
+        ledger.spent += time.perf_counter() - start
+
+
+# --- python -m reference --replay FILE ---
+
+
+def replay_file(path: str) -> int:
+    """Replay a saved simulation counterexample; a bad FILE is one line on stderr, exit 2."""
+    if not os.path.isfile(path):
+        return _error(f"--replay: no such file: {path} (a schedule replays with --explore)")
+    try:
+        from reference.sim.replay import replay_file as replay  # the simulation, reference/sim
+    except ImportError as exc:
+        return _error(f"--replay FILE needs the simulation (reference.sim.replay): {exc}")
+    try:
+        return replay(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        text = " ".join(str(exc).split())[:300]
+        return _error(f"--replay: cannot replay {path}: {type(exc).__name__}: {text}")
+
+
+def _error(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
