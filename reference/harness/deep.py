@@ -86,6 +86,13 @@ def exploration_checks(lesson_id: str) -> tuple[Check, ...]:
     )
 
 
+def runs_on(check: Check, variant: Variant) -> bool:
+    """False for an exploration on an upstream release (`--sglang`, a variant with a
+    `DECIDE`): the adapter's verdicts follow upstream's history, which the lesson checks
+    judge; `--explore --sglang` runs the explorations there, reported as found."""
+    return not (check.id.startswith(PREFIX) and getattr(variant.module, "DECIDE", None) is not None)
+
+
 def _body(prop: Property) -> Body:
     def body(module: ModuleType, options: Options) -> Observation:
         with within(prop.lesson, PREFIX + prop.id, options) as seconds:
