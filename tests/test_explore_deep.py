@@ -136,7 +136,9 @@ def test_explorations_leave_upstream_releases_to_explore():
     check = next(c for c in LESSONS["live-set-race"].checks if c.id.startswith(deep.PREFIX))
     assert not deep.runs_on(check, Variant("sglang-x", adapter, "ok"))
     assert deep.runs_on(check, shipped("fixed"))
-    assert deep.runs_on(Check("simulation", "", "", lambda m, o: None, deep=True), Variant("x", adapter, "ok"))
+    assert deep.runs_on(
+        Check("simulation", "", "", lambda m, o: None, deep=True), Variant("x", adapter, "ok")
+    )
 
 
 def test_replay_of_a_missing_file_is_one_line(capsys, tmp_path):

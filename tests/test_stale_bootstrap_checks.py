@@ -55,7 +55,7 @@ IDS = [check.id for check in CHECKS]
 
 def _run(module, check_id):
     variant = Variant(module.__name__, module, "ok")
-    return run_check(LESSON, LESSON.check(check_id), variant, Options())
+    return run_check(LESSON, LESSON.check(check_id), variant, Options(quick=True))
 
 
 @pytest.mark.parametrize("check_id", IDS)
@@ -91,7 +91,7 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT_BY.items(), ids=[m.split(".")[-1] for m in CAUGHT_BY])
 def test_wrong_fix_is_caught(module, check_id):
-    result = run_lesson(LESSON, load_impl(module), Options())
+    result = run_lesson(LESSON, load_impl(module), Options(quick=True))
     failing = {c.id: c.symptom for c in result.checks if c.verdict == "bug"}
     assert result.verdict == "bug", result.symptom
     assert check_id in failing, f"caught only by {sorted(failing)}"
@@ -100,7 +100,7 @@ def test_wrong_fix_is_caught(module, check_id):
 
 def test_the_cli_rejects_a_wrong_fix():
     run = subprocess.run(
-        [sys.executable, "-m", "reference", "--impl", f"{GALLERY}.by_key"],
+        [sys.executable, "-m", "reference", "--impl", f"{GALLERY}.by_key", "--quick"],
         capture_output=True,
         text=True,
         timeout=60,
