@@ -28,7 +28,7 @@ def check_ids(lesson_id: str) -> list[str]:
 
 def verdict_on(variant_name: str, lesson_id: str, check_id: str) -> tuple[str, str]:
     lesson = LESSONS[lesson_id]
-    result = run_check(lesson, lesson.check(check_id), shipped(variant_name), Options(quick=True))
+    result = run_check(lesson, lesson.check(check_id), shipped(variant_name), Options())
     return result.verdict, result.symptom
 
 
@@ -39,7 +39,7 @@ def gallery_modules(lesson_id: str) -> list[str]:
 
 def run_gallery_fix(lesson_id: str, module: str) -> Result:
     dotted = f"reference.lessons.{lesson_id.replace('-', '_')}.wrong_fixes.{module}"
-    return run_lesson(LESSONS[lesson_id], load_impl(dotted), Options(quick=True))
+    return run_lesson(LESSONS[lesson_id], load_impl(dotted), Options())
 
 
 def assert_caught(result: Result, catching: str) -> None:

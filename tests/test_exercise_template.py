@@ -55,7 +55,5 @@ def test_template_exports_the_buggy_components():
 
 def test_template_shows_every_bug_under_impl():
     variant = load_impl(str(TEMPLATE))
-    verdicts = {
-        lesson.id: run_lesson(lesson, variant, Options(quick=True)).verdict for lesson in LESSONS.values()
-    }
+    verdicts = {lesson.id: run_lesson(lesson, variant, Options()).verdict for lesson in LESSONS.values()}
     assert verdicts == dict.fromkeys(LESSONS, "bug")

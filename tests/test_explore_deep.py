@@ -20,6 +20,7 @@ from reference.harness import deep
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.lessons import LESSONS
+from reference.sim.check import SHARE as SIM_SHARE
 from reference.variants import Variant, shipped
 
 FIXES = f"{REPO}/tests/explore_fixes"
@@ -67,8 +68,10 @@ def test_an_unlocked_check_then_act_is_a_bug_in_the_default_run(capsys, module, 
     checks = _checks(capsys, "--impl", f"{FIXES}/{module}.py", "--lesson", "stale-bootstrap", *BUDGET)
     assert checks["exit"] == 1  # expected ok, got bug
     assert checks[check_id]["verdict"] == "bug" and symptom in checks[check_id]["symptom"]
-    hand_built = [c for k, c in checks.items() if k != "exit" and not k.startswith(deep.PREFIX)]
-    assert all(c["verdict"] == "ok" for c in hand_built), "only the exploration sees it"
+    hand_built = [
+        c for k, c in checks.items() if k not in ("exit", "simulation") and not k.startswith(deep.PREFIX)
+    ]
+    assert all(c["verdict"] == "ok" for c in hand_built), "the story and the hand-built checks miss it"
 
 
 def test_quick_leaves_the_deep_checks_out(capsys):
@@ -117,17 +120,22 @@ def test_lesson_budgets_follow_the_deep_checks():
     assert deep.lesson_budgets(lessons, 60.0, Options(quick=True)) == dict.fromkeys(counts, 0.0)
 
 
-def test_each_deep_check_gets_a_fair_share_of_what_its_lesson_has_left(monkeypatch):
+def test_each_exploration_gets_a_fair_share_of_what_its_lesson_has_left(monkeypatch):
+    """The simulation has its fixed share of the lesson's budget; the explorations share
+    the rest, what one leaves going to the ones after it."""
     monkeypatch.setattr(deep, "_LEDGERS", {})
-    ids = [c.id for c in deep.deep_checks(LESSONS["stale-bootstrap"], Options())]
-    options = Options(budget=float(len(ids)))
+    ids = [
+        c.id for c in deep.deep_checks(LESSONS["stale-bootstrap"], Options()) if c.id.startswith(deep.PREFIX)
+    ]
+    options = Options(budget=len(ids) / (1.0 - SIM_SHARE))  # the explorations' pool: 1 s each
     with deep.within("stale-bootstrap", ids[0], options) as first:
         assert first == pytest.approx(1.0)
     second = deep.share("stale-bootstrap", ids[1], options)
     assert 1.0 <= second <= len(ids) / (len(ids) - 1)  # the first's unspent time is shared
     with deep.within("stale-bootstrap", ids[0], options) as again:  # a new run of the lesson
         assert again == pytest.approx(1.0)
-    assert deep.share("stale-bootstrap", ids[0], Options(budget=3.0, check=ids[0])) == pytest.approx(3.0)
+    alone = Options(budget=3.0, check=ids[0])  # only this check runs: all of the budget
+    assert deep.share("stale-bootstrap", ids[0], alone) == pytest.approx(3.0)
 
 
 def test_explorations_leave_upstream_releases_to_explore():

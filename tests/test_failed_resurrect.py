@@ -15,14 +15,14 @@ ROOM = 42
 
 
 def test_buggy_resurrects_every_cleared_room():
-    result = run_lesson(LESSONS["failed-resurrect"], shipped("buggy"), Options(quick=True))
+    result = run_lesson(LESSONS["failed-resurrect"], shipped("buggy"), Options())
     assert result.verdict == "bug"
     assert "8 of 8 cleared rooms came back as Failed" in result.symptom
     assert result.details["sizes"] == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
 def test_fixed_keeps_cleared_rooms_cleared():
-    result = run_lesson(LESSONS["failed-resurrect"], shipped("fixed"), Options(quick=True))
+    result = run_lesson(LESSONS["failed-resurrect"], shipped("fixed"), Options())
     assert result.verdict == "ok"
     assert result.details["sizes"] == [0] * 8
 
@@ -30,10 +30,7 @@ def test_fixed_keeps_cleared_rooms_cleared():
 @pytest.mark.parametrize("seed", [0, 1, 7])
 def test_verdict_does_not_depend_on_seed(seed):
     for name, want in (("buggy", "bug"), ("fixed", "ok")):
-        assert (
-            run_lesson(LESSONS["failed-resurrect"], shipped(name), Options(seed=seed, quick=True)).verdict
-            == want
-        )
+        assert run_lesson(LESSONS["failed-resurrect"], shipped(name), Options(seed=seed)).verdict == want
 
 
 @pytest.mark.parametrize("variant", [reference.buggy, reference.fixed])

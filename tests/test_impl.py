@@ -2,7 +2,8 @@
 
 Without `--impl` the module is `reference.hardened` (ok on every lesson, the residual
 ones included; see reference/harness/pytest_plugin.py).
-One test per check (the lesson's story is its first check, `story`), each run as the CLI
+One test per check (the lesson's story is its first check, `story`; the deep checks, the
+simulation and the explorations, get `DEEP_BUDGET` seconds each), each run as the CLI
 runs it: in a worker process under the same time bound, so a variant that hangs fails its
 test with `unknown: hit its time bound` instead of hanging pytest. A failure prints the
 check's verdict and symptom, which say what your variant got wrong.
@@ -12,6 +13,8 @@ import pytest
 
 from reference.harness.isolation import IsolationError, run_isolated
 from reference.lessons import LESSONS, Options
+
+DEEP_BUDGET = 5.0  # seconds for one deep check (the simulation, an exploration), as a lesson's budget
 
 CHECKS = [
     pytest.param(lesson.id, check.id, id=f"{lesson.id}/{check.id}", marks=pytest.mark.lesson(id=lesson.id))
@@ -23,7 +26,8 @@ CHECKS = [
 @pytest.mark.parametrize(("lesson_id", "check_id"), CHECKS)
 def test_check_holds(impl_variant, impl_timeout, lesson_id, check_id):
     try:
-        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(check=check_id), impl_timeout)
+        options = Options(check=check_id, budget=DEEP_BUDGET)  # the budget: for a deep check only
+        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, options, impl_timeout)
     except IsolationError as exc:
         pytest.fail(f"{lesson_id}/{check_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":

@@ -172,17 +172,17 @@ def test_stress_progress_reaches_the_watch():
 
 def test_the_default_bound_grows_with_the_stress_trials():
     race, plain = LESSONS["live-set-race"], LESSONS["failed-resurrect"]
-    quick = Options(quick=True)
-    assert budget(race, quick, None) == DEFAULT_TIMEOUT
-    assert budget(race, Options(repeat=1000, quick=True), None) == DEFAULT_TIMEOUT + 1000 * PER_TRIAL
-    assert budget(plain, Options(repeat=1000, quick=True), None) == DEFAULT_TIMEOUT  # no stress mode
-    assert budget(race, Options(repeat=1000, quick=True), 3.0) == 3.0  # an explicit --timeout is exact
-    assert budget(race, Options(transport="loopback", quick=True), None) == PROCESSES_TIMEOUT
+
+    assert budget(race, Options(), None) == DEFAULT_TIMEOUT
+    assert budget(race, Options(repeat=1000), None) == DEFAULT_TIMEOUT + 1000 * PER_TRIAL
+    assert budget(plain, Options(repeat=1000), None) == DEFAULT_TIMEOUT  # no stress mode
+    assert budget(race, Options(repeat=1000), 3.0) == 3.0  # an explicit --timeout is exact
+    assert budget(race, Options(transport="loopback"), None) == PROCESSES_TIMEOUT
 
 
 def test_the_bound_grows_with_the_deep_checks_budget():
     """A lesson with deep checks may take its budget on top (plus a margin for one that
-    overruns it); with --quick, or on a transport they do not run on, nothing is added."""
+    overruns it); with none (--quick, budget 0) or on a transport they do not run on, nothing."""
     race = LESSONS["live-set-race"]
     assert budget(race, Options(budget=7.0), None) == DEFAULT_TIMEOUT + 7.0 + DEEP_MARGIN
     assert budget(race, Options(budget=7.0), 3.0) == 3.0 + 7.0 + DEEP_MARGIN

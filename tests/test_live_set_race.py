@@ -17,7 +17,7 @@ ADDR = "10.0.0.9:8998"
 
 
 def test_buggy_heartbeat_dies_mid_iteration():
-    result = run_lesson(LESSONS["live-set-race"], shipped("buggy"), Options(quick=True))
+    result = run_lesson(LESSONS["live-set-race"], shipped("buggy"), Options())
     assert result.verdict == "bug"
     assert "RuntimeError: Set changed size during iteration" in result.symptom
     assert "failed 1 of 3 affected rooms" in result.symptom
@@ -26,14 +26,14 @@ def test_buggy_heartbeat_dies_mid_iteration():
 
 
 def test_fixed_fails_every_room_and_keeps_watching():
-    result = run_lesson(LESSONS["live-set-race"], shipped("fixed"), Options(quick=True))
+    result = run_lesson(LESSONS["live-set-race"], shipped("fixed"), Options())
     assert result.verdict == "ok"
     assert result.details == {"first_failed": 3, "heartbeat_alive": True, "later_failed": 2}
 
 
 def test_stress_rate_is_reported_with_seed_and_never_decides():
-    buggy = run_lesson(LESSONS["live-set-race"], shipped("buggy"), Options(seed=3, repeat=60, quick=True))
-    fixed = run_lesson(LESSONS["live-set-race"], shipped("fixed"), Options(seed=3, repeat=60, quick=True))
+    buggy = run_lesson(LESSONS["live-set-race"], shipped("buggy"), Options(seed=3, repeat=60))
+    fixed = run_lesson(LESSONS["live-set-race"], shipped("fixed"), Options(seed=3, repeat=60))
     assert "seed 3" in buggy.symptom and buggy.details["stress"]["trials"] == 60
     assert fixed.details["stress"]["fired"] == 0
     assert (buggy.verdict, fixed.verdict) == ("bug", "ok")

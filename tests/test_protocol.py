@@ -57,7 +57,7 @@ def test_shipped_variants_follow_every_protocol(module):
 
 def test_a_missing_method_is_named(impl):
     variant = load_impl(impl("class KVManager:\n    def update_status(self, room, status): ...\n"))
-    result = run_lesson(LESSONS["live-set-race"], variant, Options(quick=True))
+    result = run_lesson(LESSONS["live-set-race"], variant, Options())
     assert result.verdict == "unknown"
     assert result.symptom.startswith("variant lacks KVManager.check_status, KVManager.clear")
     assert "KVManager._handle_node_failure" in result.symptom
@@ -76,14 +76,14 @@ def test_a_raising_method_is_unknown_with_the_reason(impl, raised, symptom):
     )
     variant = load_impl(impl(FULL_MANAGER + source))
     for lesson in MANAGER_LESSONS:
-        result = run_lesson(lesson, variant, Options(quick=True))
+        result = run_lesson(lesson, variant, Options())
         assert (result.verdict, result.symptom) == ("unknown", symptom)
 
 
 def test_a_wrong_constructor_is_unknown(impl):
     source = FULL_MANAGER + "class KVManager(ManagerBase):\n    def __init__(self): pass\n"
     variant = load_impl(impl(source))
-    result = run_lesson(LESSONS["failed-resurrect"], variant, Options(quick=True))
+    result = run_lesson(LESSONS["failed-resurrect"], variant, Options())
     assert result.verdict == "unknown" and "TypeError" in result.symptom
 
 

@@ -38,9 +38,9 @@ def test_revert_is_caught(tmp_path, rid):
     variant = build(revert, tmp_path)
     verdicts = {}
     if judged.lesson or judged.kind == "gap":
-        verdicts["lesson"] = run_lesson(LESSONS[revert.lesson], variant, Options(quick=True)).verdict
+        verdicts["lesson"] = run_lesson(LESSONS[revert.lesson], variant, Options()).verdict
     if judged.sockets:
-        options = Options(sockets=judged.sockets, quick=True)
+        options = Options(sockets=judged.sockets)
         verdicts[f"lesson --sockets {judged.sockets}"] = run_lesson(
             LESSONS[revert.lesson], variant, options
         ).verdict
@@ -57,7 +57,7 @@ def test_revert_is_caught(tmp_path, rid):
 @pytest.mark.parametrize("rid", _params("structural"))
 def test_structural_revert_cannot_run_alone(tmp_path, rid):
     revert = REVERTS[rid]
-    result = run_lesson(LESSONS[revert.lesson], build(revert, tmp_path), Options(quick=True))
+    result = run_lesson(LESSONS[revert.lesson], build(revert, tmp_path), Options())
     missing_name = ("AttributeError", "has no attribute", "NameError", "is not defined")
     assert result.verdict == "unknown" and any(text in result.symptom for text in missing_name), (
         result.symptom
@@ -67,4 +67,4 @@ def test_structural_revert_cannot_run_alone(tmp_path, rid):
 @pytest.mark.parametrize("rid", _params("harmless"))
 def test_harmless_revert_still_passes(tmp_path, rid):
     revert = REVERTS[rid]
-    assert run_lesson(LESSONS[revert.lesson], build(revert, tmp_path), Options(quick=True)).verdict == "ok"
+    assert run_lesson(LESSONS[revert.lesson], build(revert, tmp_path), Options()).verdict == "ok"

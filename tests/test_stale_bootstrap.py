@@ -27,7 +27,7 @@ OLD, NEW = [41000, 41001], [41003, 41004]  # mock ports: prefill ranks, decode i
     ],
 )
 def test_buggy_never_succeeds_again_after_the_restart(sockets, first_failure):
-    result = run_lesson(LESSONS["stale-bootstrap"], shipped("buggy"), Options(sockets=sockets, quick=True))
+    result = run_lesson(LESSONS["stale-bootstrap"], shipped("buggy"), Options(sockets=sockets))
     assert result.verdict == "bug"
     assert result.symptom.startswith(f"0 of {AFTER} requests succeeded after the prefill restart")
     assert "stale port(s) 41000, 41001" in result.symptom and "fetched /route 0 times" in result.symptom
@@ -52,7 +52,7 @@ def test_buggy_never_succeeds_again_after_the_restart(sockets, first_failure):
     ],
 )
 def test_fixed_fails_once_then_recovers_on_the_new_ports(sockets, path):
-    result = run_lesson(LESSONS["stale-bootstrap"], shipped("fixed"), Options(sockets=sockets, quick=True))
+    result = run_lesson(LESSONS["stale-bootstrap"], shipped("fixed"), Options(sockets=sockets))
     assert result.verdict == "ok", result.symptom
     d = result.details
     assert d["failures_after"] == 1 and d["successes_after"] == AFTER - 1
@@ -65,10 +65,7 @@ def test_fixed_fails_once_then_recovers_on_the_new_ports(sockets, path):
 @pytest.mark.parametrize("seed", [1, 5])
 def test_verdict_does_not_depend_on_the_seed(seed):
     for name, want in (("buggy", "bug"), ("fixed", "ok")):
-        assert (
-            run_lesson(LESSONS["stale-bootstrap"], shipped(name), Options(seed=seed, quick=True)).verdict
-            == want
-        )
+        assert run_lesson(LESSONS["stale-bootstrap"], shipped(name), Options(seed=seed)).verdict == want
 
 
 def test_cli_json_for_the_lesson(capsys):

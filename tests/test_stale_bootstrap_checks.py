@@ -55,7 +55,7 @@ IDS = [check.id for check in CHECKS]
 
 def _run(module, check_id):
     variant = Variant(module.__name__, module, "ok")
-    return run_check(LESSON, LESSON.check(check_id), variant, Options(quick=True))
+    return run_check(LESSON, LESSON.check(check_id), variant, Options())
 
 
 @pytest.mark.parametrize("check_id", IDS)
@@ -91,7 +91,7 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT_BY.items(), ids=[m.split(".")[-1] for m in CAUGHT_BY])
 def test_wrong_fix_is_caught(module, check_id):
-    result = run_lesson(LESSON, load_impl(module), Options(quick=True))
+    result = run_lesson(LESSON, load_impl(module), Options())
     failing = {c.id: c.symptom for c in result.checks if c.verdict == "bug"}
     assert result.verdict == "bug", result.symptom
     assert check_id in failing, f"caught only by {sorted(failing)}"

@@ -9,10 +9,12 @@ explorations, `reference/explore/`); `--quick` leaves the deep ones out. This mo
   property the fix does not claim (a residual upstream still has) stays in
   `--explore`, where it is reported, not judged.
 - the budget: `lesson_budgets` splits the run's `--budget` over the selected lessons in
-  proportion to their deep checks (the CLI gives each lesson its `Options.budget`), and
-  `within(lesson, check, options)` gives one deep check its fair share of what its
-  lesson has left (what is left divided by the deep checks still to run), and records
-  what it spent, so a check that finishes early leaves its time to the ones after it.
+  proportion to their deep checks (the CLI gives each lesson its `Options.budget`; the
+  library's default, 0, runs none). The simulation takes its fixed share of the lesson's
+  budget (`reference/sim/check.py`); `within(lesson, check, options)` gives one
+  exploration its fair share of the rest (what the explorations have left divided by
+  those still to run) and records what it spent, so one that finishes early leaves its
+  time to the ones after it.
 - `replay_file(path)`: `python -m reference --replay FILE`, a saved simulation
   counterexample (`reference.sim.replay`).
 
@@ -196,7 +198,8 @@ _LEDGERS: dict[str, _Ledger] = {}
 
 
 def deep_checks(lesson: Lesson, options: Options) -> list[Check]:
-    """The lesson's deep checks this run would run (none with `--quick`)."""
+    """The lesson's deep checks a run with these options runs once it has a budget (none
+    with `--quick`)."""
     if options.quick:
         return []
     return [
@@ -214,18 +217,22 @@ def lesson_budgets(lessons: Sequence[Lesson], total: float, options: Options) ->
 
 
 def share(lesson_id: str, check_id: str, options: Options) -> float:
-    """Seconds `check_id` may take: what its lesson has left over the deep checks still to run.
+    """Seconds exploration `check_id` may take: what the lesson's explorations have left
+    over the explorations still to run. They have the lesson's budget less the
+    simulation's fixed share (`reference/sim/check.py: SHARE`) when it runs too.
 
-    A lesson run is the deep checks in order; a check seen again starts a new run."""
+    A lesson run is its explorations in order; a check seen again starts a new run."""
     from reference.lessons import LESSONS
+    from reference.sim.check import CHECK_ID, SHARE
 
     ledger = _LEDGERS.get(lesson_id)
     if ledger is None or check_id in ledger.done:
         ledger = _LEDGERS[lesson_id] = _Ledger()
     lesson = LESSONS.get(lesson_id)
     ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
-    remaining = [i for i in ids if i not in ledger.done] or [check_id]
-    return max(0.0, options.budget - ledger.spent) / len(remaining)
+    pool = options.budget * (1.0 - SHARE) if CHECK_ID in ids else options.budget
+    remaining = [i for i in ids if i.startswith(PREFIX) and i not in ledger.done] or [check_id]
+    return max(0.0, pool - ledger.spent) / len(remaining)
 
 
 @contextlib.contextmanager

@@ -82,7 +82,7 @@ def budget(lesson: Lesson, options: Options, timeout: float | None) -> float:
     """The wall-clock seconds one lesson may take: `timeout`, or the default plus the trials,
     plus the lesson's deep-check budget when it runs deep checks (they keep to it,
     `reference/harness/deep.py`; the bound catches one that does not)."""
-    deep = options.budget + DEEP_MARGIN if deep_checks(lesson, options) else 0.0
+    deep = options.budget + DEEP_MARGIN if options.deep and deep_checks(lesson, options) else 0.0
     if timeout is not None:
         return timeout + deep
     trials = options.repeat if lesson.stress is not None else 0

@@ -66,7 +66,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         for c in lesson.checklist(options.transport)
         if options.check in (None, c.id)
         and not _declared_out(lesson, c, variant)
-        and not (options.quick and c.deep)  # `--quick`: the story and the hand-built checks
+        and (options.deep or not c.deep)
         and deep.runs_on(c, variant)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]

@@ -19,6 +19,7 @@ from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failed_resurrect.checks import CHECKS
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
@@ -81,5 +82,5 @@ LESSON = Lesson(
     upstream="PR #24539 (0.5.12)",
     needs=("KVManager",),
     body=observe,
-    checks=(*CHECKS, *exploration_checks("failed-resurrect")),
+    checks=(*CHECKS, simulation_check("failed-resurrect"), *exploration_checks("failed-resurrect")),
 )
