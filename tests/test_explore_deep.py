@@ -24,7 +24,7 @@ from reference.sim.check import SHARE as SIM_SHARE
 from reference.variants import Variant, shipped
 
 FIXES = f"{REPO}/tests/explore_fixes"
-BUDGET = ("--budget", "20")
+BUDGET = ("--budget", "10")
 
 
 def _checks(capsys, *args: str) -> dict[str, dict]:
@@ -45,15 +45,29 @@ def test_every_claimed_property_is_a_deep_check_of_its_lesson():
 
 @pytest.mark.parametrize(("variant", "verdict"), [("buggy", "bug"), ("fixed", "ok")])
 def test_default_run_explores_the_lesson(capsys, variant, verdict):
-    checks = _checks(capsys, "--variant", variant, "--lesson", "stale-bootstrap", *BUDGET)
-    found = _explorations(checks)
-    assert len(found) == 4 and checks["exit"] == 0
-    for check_id, check in found.items():
-        assert check["verdict"] == verdict, f"{check_id}: {check['symptom']}"
+    checks = _checks(capsys, "--variant", variant, "--lesson", "live-set-race", "--budget", "60")
+    (found,) = _explorations(checks).values()
+    assert found["verdict"] == verdict, found["symptom"]
+    assert "simulation" in checks and checks["exit"] == 0
     if verdict == "bug":
-        assert "replay: python -m reference --explore" in found["explore-hit-vs-eviction"]["symptom"]
+        assert "replay: python -m reference --explore --lesson live-set-race" in found["symptom"]
     else:
-        assert all("holds over" in check["symptom"] for check in found.values())
+        assert "holds over all" in found["symptom"] and "(exhaustive)" in found["symptom"]
+
+
+STALE = [p.id for p in PROPERTIES["stale-bootstrap"] if p.claimed]
+
+
+@pytest.mark.parametrize("prop", STALE)
+@pytest.mark.parametrize(("variant", "verdict"), [("buggy", "bug"), ("fixed", "ok")])
+def test_each_stale_bootstrap_exploration_as_a_check(capsys, variant, verdict, prop):
+    """`--check explore-<property>`: that exploration alone, with the whole budget."""
+    check_id = deep.PREFIX + prop
+    checks = _checks(
+        capsys, "--variant", variant, "--lesson", "stale-bootstrap", "--check", check_id, *BUDGET
+    )
+    assert set(checks) == {"exit", check_id} and checks["exit"] == 0
+    assert checks[check_id]["verdict"] == verdict, checks[check_id]["symptom"]
 
 
 @pytest.mark.parametrize(
@@ -65,13 +79,12 @@ def test_default_run_explores_the_lesson(capsys, variant, verdict):
     ],
 )
 def test_an_unlocked_check_then_act_is_a_bug_in_the_default_run(capsys, module, check_id, symptom):
-    checks = _checks(capsys, "--impl", f"{FIXES}/{module}.py", "--lesson", "stale-bootstrap", *BUDGET)
-    assert checks["exit"] == 1  # expected ok, got bug
-    assert checks[check_id]["verdict"] == "bug" and symptom in checks[check_id]["symptom"]
-    hand_built = [
-        c for k, c in checks.items() if k not in ("exit", "simulation") and not k.startswith(deep.PREFIX)
-    ]
-    assert all(c["verdict"] == "ok" for c in hand_built), "the story and the hand-built checks miss it"
+    impl = ("--impl", f"{FIXES}/{module}.py", "--lesson", "stale-bootstrap")
+    found = _checks(capsys, *impl, "--check", check_id, *BUDGET)
+    assert found["exit"] == 1  # expected ok, got bug
+    assert found[check_id]["verdict"] == "bug" and symptom in found[check_id]["symptom"]
+    quick = _checks(capsys, *impl, "--quick")
+    assert quick["exit"] == 0, "the story and the hand-built checks miss it"
 
 
 def test_quick_leaves_the_deep_checks_out(capsys):
@@ -111,13 +124,18 @@ def test_the_exploration_leaves_frontrun_environment_as_it_found_it(monkeypatch)
 
 
 def test_lesson_budgets_follow_the_deep_checks():
-    lessons = [LESSONS[i] for i in ("failed-resurrect", "stale-bootstrap", "task-refs")]
-    counts = {lesson.id: len(deep.deep_checks(lesson, Options())) for lesson in lessons}
-    budgets = deep.lesson_budgets(lessons, 60.0, Options())
-    assert sum(budgets.values()) == pytest.approx(60.0)
-    per_check = {budgets[i] / n for i, n in counts.items() if n}
-    assert len(per_check) == 1 and all(budgets[i] == 0.0 for i, n in counts.items() if not n)
-    assert deep.lesson_budgets(lessons, 60.0, Options(quick=True)) == dict.fromkeys(counts, 0.0)
+    """`--budget` is for every lesson; each selected lesson gets its part of it, in
+    proportion to its deep checks (a run of one lesson takes its part, not the whole)."""
+    counts = {i: len(deep.deep_checks(lesson, Options())) for i, lesson in LESSONS.items()}
+    every = deep.lesson_budgets(list(LESSONS.values()), 60.0, Options())
+    assert sum(every.values()) == pytest.approx(60.0)
+    assert len({every[i] / n for i, n in counts.items() if n}) == 1  # the same per deep check
+    assert all(every[i] == 0.0 for i, n in counts.items() if not n)
+    one = deep.lesson_budgets([LESSONS["stale-bootstrap"]], 60.0, Options())
+    assert one == {"stale-bootstrap": pytest.approx(every["stale-bootstrap"])}
+    assert deep.lesson_budgets([LESSONS["live-set-race"]], 60.0, Options(quick=True)) == {
+        "live-set-race": 0.0
+    }
 
 
 def test_each_exploration_gets_a_fair_share_of_what_its_lesson_has_left(monkeypatch):
@@ -160,4 +178,4 @@ def test_replay_of_a_bad_file_is_one_line(capsys, tmp_path):
     bad.write_text("not a counterexample")
     assert main(["--replay", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("python -m reference: ")
+    assert err.count("\n") == 1 and err.startswith("python -m reference") and "error: " in err

@@ -210,10 +210,16 @@ def deep_checks(lesson: Lesson, options: Options) -> list[Check]:
 
 
 def lesson_budgets(lessons: Sequence[Lesson], total: float, options: Options) -> dict[str, float]:
-    """`total` seconds split over `lessons` in proportion to the deep checks each runs."""
-    counts = {lesson.id: len(deep_checks(lesson, options)) for lesson in lessons}
-    checks = sum(counts.values())
-    return {lesson_id: total * n / checks if checks else 0.0 for lesson_id, n in counts.items()}
+    """Each of `lessons` its part of `total`, the seconds for every lesson: in proportion
+    to the deep checks it runs among all the lessons' (a run of one lesson takes its part,
+    not the whole)."""
+    from reference.lessons import LESSONS
+
+    every = {lesson.id: lesson for lesson in (*LESSONS.values(), *lessons)}
+    checks = sum(len(deep_checks(lesson, options)) for lesson in every.values())
+    return {
+        lesson.id: total * len(deep_checks(lesson, options)) / checks if checks else 0.0 for lesson in lessons
+    }
 
 
 def share(lesson_id: str, check_id: str, options: Options) -> float:
