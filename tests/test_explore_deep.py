@@ -152,6 +152,9 @@ def test_each_exploration_gets_a_fair_share_of_what_its_lesson_has_left(monkeypa
     assert 1.0 <= second <= len(ids) / (len(ids) - 1)  # the first's unspent time is shared
     with deep.within("stale-bootstrap", ids[0], options) as again:  # a new run of the lesson
         assert again == pytest.approx(1.0)
+    assert deep.ceiling("stale-bootstrap", ids[0], options) == pytest.approx(
+        len(ids) - deep.RESERVE * (len(ids) - 1)
+    )
     alone = Options(budget=3.0, check=ids[0])  # only this check runs: all of the budget
     assert deep.share("stale-bootstrap", ids[0], alone) == pytest.approx(3.0)
 

@@ -60,9 +60,11 @@ if TYPE_CHECKING:
     from reference.harness.lesson import Lesson
 
 PREFIX = "explore-"
-DEFAULT_BUDGET = 80.0  # seconds of deep checks per variant: with the rest, a variant in < 90 s
+DEFAULT_BUDGET = 60.0  # seconds of deep checks per variant; the simulation overruns its share by up to
+# half (its shrinking), so a variant's whole default run stays under 90 s on 2 shared cores
 FIRST_BOUND = 1  # the first round's preemption bound
 MIN_DEEPER = 0.5  # seconds a share must have left to try the exhaustive round
+RESERVE = 1.0  # seconds a first round leaves for each exploration after it, when it borrows
 PROG = "python -m reference"
 SOURCES = {
     "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
@@ -97,14 +99,18 @@ def runs_on(check: Check, variant: Variant) -> bool:
 
 def _body(prop: Property) -> Body:
     def body(module: ModuleType, options: Options) -> Observation:
-        with within(prop.lesson, PREFIX + prop.id, options) as seconds:
-            return observe(explore_within(prop, module, seconds))
+        check_id = PREFIX + prop.id
+        most = ceiling(prop.lesson, check_id, options)
+        with within(prop.lesson, check_id, options) as seconds:
+            return observe(explore_within(prop, module, seconds, most))
 
     return body
 
 
-def explore_within(prop: Property, module: ModuleType, seconds: float) -> Finding:
-    """Bound 1 first, then (a property without its own bound) exhaustive with what is left."""
+def explore_within(prop: Property, module: ModuleType, seconds: float, most: float = 0.0) -> Finding:
+    """Bound 1 first, then (a property without its own bound) exhaustive with what is left
+    of `seconds`. The first round may take up to `most` (borrowed from the explorations
+    after it, which mostly finish early) so that a loaded machine does not cut it."""
     from reference.explore.runner import frontrun_active
 
     variant = Variant(module.__name__, module, "ok")
@@ -112,9 +118,10 @@ def explore_within(prop: Property, module: ModuleType, seconds: float) -> Findin
     with _frontrun_env():
         if not frontrun_active():
             return _unrun(prop, variant, "needs frontrun (pip install frontrun==0.7.0, the test extra)")
+        first_bound = max(seconds, most)
         if prop.bound is not None:
-            return explore(prop, variant, time_bound=seconds)
-        first = explore(dataclasses.replace(prop, bound=FIRST_BOUND), variant, time_bound=seconds)
+            return explore(prop, variant, time_bound=first_bound)
+        first = explore(dataclasses.replace(prop, bound=FIRST_BOUND), variant, time_bound=first_bound)
         left = seconds - (time.perf_counter() - start)
         if first.verdict != "ok":
             return first
@@ -237,8 +244,24 @@ def share(lesson_id: str, check_id: str, options: Options) -> float:
     lesson = LESSONS.get(lesson_id)
     ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
     pool = options.budget * (1.0 - SHARE) if CHECK_ID in ids else options.budget
-    remaining = [i for i in ids if i.startswith(PREFIX) and i not in ledger.done] or [check_id]
-    return max(0.0, pool - ledger.spent) / len(remaining)
+    return max(0.0, pool - ledger.spent) / len(_remaining(lesson_id, check_id, options))
+
+
+def _remaining(lesson_id: str, check_id: str, options: Options) -> list[str]:
+    """The explorations of this lesson run still to run, `check_id` included."""
+    from reference.lessons import LESSONS
+
+    lesson, ledger = LESSONS.get(lesson_id), _LEDGERS[lesson_id]
+    ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
+    return [i for i in ids if i.startswith(PREFIX) and i not in ledger.done] or [check_id]
+
+
+def ceiling(lesson_id: str, check_id: str, options: Options) -> float:
+    """The most exploration `check_id`'s first round may take: what the explorations have
+    left, less `RESERVE` seconds for each one still to run after it."""
+    fair = share(lesson_id, check_id, options)  # also opens this lesson run's ledger
+    left = len(_remaining(lesson_id, check_id, options))
+    return max(fair, fair * left - RESERVE * (left - 1))
 
 
 @contextlib.contextmanager
