@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reference.harness import worker
-from reference.harness.deep import deep_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
 from reference.harness.specs import VariantSpec
@@ -48,7 +47,6 @@ PER_TRIAL = 0.05  # seconds added per --repeat trial to the default (a trial tak
 MAX_REPEAT = 10_000
 MAX_TIMEOUT = 3600.0
 DUMP_WAIT = 1.0  # seconds at most for the stack dump after the time bound
-DEEP_MARGIN = 5.0  # seconds past a lesson's deep-check budget before its bound (an overrunning search)
 
 
 class IsolationError(Exception):
@@ -80,9 +78,8 @@ class Watch:
 
 def budget(lesson: Lesson, options: Options, timeout: float | None) -> float:
     """The wall-clock seconds one lesson may take: `timeout`, or the default plus the trials,
-    plus the lesson's deep-check budget when it runs deep checks (they keep to it,
-    `reference/harness/deep.py`; the bound catches one that does not)."""
-    deep = options.budget + DEEP_MARGIN if options.deep and deep_checks(lesson, options) else 0.0
+    plus twice the deep checks' budget (a search that finds a bug may shrink as long again)."""
+    deep = 2 * options.budget if options.deep else 0.0
     if timeout is not None:
         return timeout + deep
     trials = options.repeat if lesson.stress is not None else 0
