@@ -182,3 +182,11 @@ def test_replay_of_a_bad_file_is_one_line(capsys, tmp_path):
     assert main(["--replay", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("python -m reference") and "error: " in err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan"])
+def test_a_bad_budget_is_one_line(capsys, value):
+    with pytest.raises(SystemExit) as caught:
+        main(["--budget", value])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and err.count("\n") == 1 and "argument --budget: expected seconds" in err
