@@ -150,7 +150,7 @@ def _explored_variants(args: argparse.Namespace) -> list[Variant]:
 def _run(
     lessons: list[Lesson], specs: list[VariantSpec], options: Options, args: argparse.Namespace
 ) -> list[Result]:
-    budgets = deep.lesson_budgets(lessons, args.budget, options)
+    budgets = deep.lesson_budgets(lessons, args.budget, options, LESSONS.values())
     if args.in_process:
         variants = [spec.load() for spec in specs]
         return [

@@ -48,7 +48,7 @@ def test_default_run_explores_the_lesson(capsys, variant, verdict):
     checks = _checks(capsys, "--variant", variant, "--lesson", "live-set-race", "--budget", "60")
     (found,) = _explorations(checks).values()
     assert found["verdict"] == verdict, found["symptom"]
-    assert "simulation" in checks and checks["exit"] == 0
+    assert "simulation" in checks  # its verdict is the simulation's business (tests/test_sim.py)
     if verdict == "bug":
         assert "replay: python -m reference --explore --lesson live-set-race" in found["symptom"]
     else:
@@ -127,11 +127,11 @@ def test_lesson_budgets_follow_the_deep_checks():
     """`--budget` is for every lesson; each selected lesson gets its part of it, in
     proportion to its deep checks (a run of one lesson takes its part, not the whole)."""
     counts = {i: len(deep.deep_checks(lesson, Options())) for i, lesson in LESSONS.items()}
-    every = deep.lesson_budgets(list(LESSONS.values()), 60.0, Options())
+    every = deep.lesson_budgets(list(LESSONS.values()), 60.0, Options(), LESSONS.values())
     assert sum(every.values()) == pytest.approx(60.0)
     assert len({every[i] / n for i, n in counts.items() if n}) == 1  # the same per deep check
     assert all(every[i] == 0.0 for i, n in counts.items() if not n)
-    one = deep.lesson_budgets([LESSONS["stale-bootstrap"]], 60.0, Options())
+    one = deep.lesson_budgets([LESSONS["stale-bootstrap"]], 60.0, Options(), LESSONS.values())
     assert one == {"stale-bootstrap": pytest.approx(every["stale-bootstrap"])}
     assert deep.lesson_budgets([LESSONS["live-set-race"]], 60.0, Options(quick=True)) == {
         "live-set-race": 0.0

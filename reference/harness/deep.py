@@ -43,10 +43,10 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from reference.explore import PROPERTIES
 from reference.explore.property import Property
@@ -56,8 +56,16 @@ from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.variants import SHIPPED, Variant
 
-if TYPE_CHECKING:
-    from reference.harness.lesson import Lesson
+
+class Lesson(Protocol):
+    """What the budget reads of a lesson (`reference/harness/lesson.py` imports this module)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def checks(self) -> tuple[Check, ...]: ...
+
 
 PREFIX = "explore-"
 DEFAULT_BUDGET = 60.0  # seconds of deep checks per variant; the simulation overruns its share by up to
@@ -216,14 +224,14 @@ def deep_checks(lesson: Lesson, options: Options) -> list[Check]:
     ]
 
 
-def lesson_budgets(lessons: Sequence[Lesson], total: float, options: Options) -> dict[str, float]:
-    """Each of `lessons` its part of `total`, the seconds for every lesson: in proportion
-    to the deep checks it runs among all the lessons' (a run of one lesson takes its part,
+def lesson_budgets(
+    lessons: Sequence[Lesson], total: float, options: Options, every: Iterable[Lesson] = ()
+) -> dict[str, float]:
+    """Each of `lessons` its part of `total`, the seconds for `every` lesson: in proportion
+    to the deep checks it runs among all of theirs (a run of one lesson takes its part,
     not the whole)."""
-    from reference.lessons import LESSONS
-
-    every = {lesson.id: lesson for lesson in (*LESSONS.values(), *lessons)}
-    checks = sum(len(deep_checks(lesson, options)) for lesson in every.values())
+    known = {lesson.id: lesson for lesson in (*every, *lessons)}
+    checks = sum(len(deep_checks(lesson, options)) for lesson in known.values())
     return {
         lesson.id: total * len(deep_checks(lesson, options)) / checks if checks else 0.0 for lesson in lessons
     }
@@ -235,25 +243,22 @@ def share(lesson_id: str, check_id: str, options: Options) -> float:
     simulation's fixed share (`reference/sim/check.py: SHARE`) when it runs too.
 
     A lesson run is its explorations in order; a check seen again starts a new run."""
-    from reference.lessons import LESSONS
     from reference.sim.check import CHECK_ID, SHARE
+    from reference.sim.profiles import PROFILES  # the lessons that have a simulation check
 
     ledger = _LEDGERS.get(lesson_id)
     if ledger is None or check_id in ledger.done:
         ledger = _LEDGERS[lesson_id] = _Ledger()
-    lesson = LESSONS.get(lesson_id)
-    ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
-    pool = options.budget * (1.0 - SHARE) if CHECK_ID in ids else options.budget
+    simulated = lesson_id in PROFILES and options.check in (None, CHECK_ID)
+    pool = options.budget * (1.0 - SHARE) if simulated else options.budget
     return max(0.0, pool - ledger.spent) / len(_remaining(lesson_id, check_id, options))
 
 
 def _remaining(lesson_id: str, check_id: str, options: Options) -> list[str]:
     """The explorations of this lesson run still to run, `check_id` included."""
-    from reference.lessons import LESSONS
-
-    lesson, ledger = LESSONS.get(lesson_id), _LEDGERS[lesson_id]
-    ids = [c.id for c in deep_checks(lesson, options)] if lesson is not None else []
-    return [i for i in ids if i.startswith(PREFIX) and i not in ledger.done] or [check_id]
+    ids = [PREFIX + p.id for p in PROPERTIES.get(lesson_id, ()) if p.claimed]
+    done = _LEDGERS[lesson_id].done
+    return [i for i in ids if options.check in (None, i) and i not in done] or [check_id]
 
 
 def ceiling(lesson_id: str, check_id: str, options: Options) -> float:
