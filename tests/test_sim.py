@@ -183,7 +183,7 @@ def test_a_budget_too_small_to_decide_is_unknown() -> None:
 def test_the_simulation_check_holds_on_fixed_and_hardened(lesson: str) -> None:
     check = simulation_check(lesson)
     for variant in (reference.fixed, reference.hardened):
-        observation = check.body(variant, Options(budget=8.0))
+        observation = check.body(variant, Options(budget=10.0))
         assert observation.verdict == "ok", (variant.__name__, observation.symptom)
         assert "generated runs held every invariant" in observation.symptom
 

@@ -103,9 +103,12 @@ def run_check(lesson: Lesson, check: Check, variant: Variant, options: Options) 
 
 def _declared_out(lesson: Lesson, check: Check, variant: Variant) -> bool:
     """A check (not the story) that drives only components the variant declares
-    unavailable is not run, as a story probe is not driven (see `Lesson.probes`)."""
+    unavailable is not run, as a story probe is not driven (see `Lesson.probes`); nor is a
+    check the variant declares unavailable by its id (the upstream adapter: `simulation`)."""
     if check.id == STORY:
         return False
+    if variant.declared_unavailable((check.id,)):
+        return True
     components = tuple(dict.fromkeys(name.partition(".")[0] for name in check.needs or lesson.needs))
     return bool(components) and len(variant.declared_unavailable(components)) == len(components)
 

@@ -24,8 +24,8 @@ SOCKETS = ("upstream", "fail-fast")  # a plan draws one; the run's own setting f
 
 # The decode scheduler's own steps, in every profile, each with its weight in a draw:
 # `request` opens, inits and sends one new request; `stream` is a steady stream of them
-# ((b mod 4) + 3 requests, (a mod 4 + 1) x 20 s apart, every open request polled in between); `poll` is one scheduler pass that
-# polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass.
+# ((b mod 4) + 3 requests, (a mod 4 + 1) x 20 s apart); `poll` is one scheduler pass that
+# polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass (then a pass).
 WORKLOAD = {"request": 6, "stream": 2, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1,
             "abort": 1, "end_status": 2}  # fmt: skip
 # Faults and concurrent writers, switched on per profile and per run (swarm).
