@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference.clock import SettleTimeout
+from reference.harness import deep
 from reference.harness.checks import STORY, Body, Check, overall, summary
 from reference.harness.options import Options
 from reference.harness.result import CheckResult, Observation, Result
@@ -67,6 +68,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         if options.check in (None, c.id)
         and not _declared_out(lesson, c, variant)
         and (options.deep or not c.deep)
+        and deep.runs_on(c, variant)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
