@@ -240,17 +240,17 @@ def lesson_budgets(
 def share(lesson_id: str, check_id: str, options: Options) -> float:
     """Seconds exploration `check_id` may take: what the lesson's explorations have left
     over the explorations still to run. They have the lesson's budget less the
-    simulation's fixed share (`reference/sim/check.py: SHARE`) when it runs too.
+    simulation's share (`reference/sim/check.py: share_of`) when it runs too.
 
     A lesson run is its explorations in order; a check seen again starts a new run."""
-    from reference.sim.check import CHECK_ID, SHARE
+    from reference.sim.check import CHECK_ID, share_of
     from reference.sim.profiles import PROFILES  # the lessons that have a simulation check
 
     ledger = _LEDGERS.get(lesson_id)
     if ledger is None or check_id in ledger.done:
         ledger = _LEDGERS[lesson_id] = _Ledger()
     simulated = lesson_id in PROFILES and options.check in (None, CHECK_ID)
-    pool = options.budget * (1.0 - SHARE) if simulated else options.budget
+    pool = options.budget * (1.0 - share_of(lesson_id)) if simulated else options.budget
     return max(0.0, pool - ledger.spent) / len(_remaining(lesson_id, check_id, options))
 
 
