@@ -210,6 +210,21 @@ def _term_stops_workers() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def counterexamples(result: Result) -> list[tuple[str, str]]:
+    """(check id, its counterexample as text) for each simulation check that found one: the
+    shrunk timeline and its replay command (an exploration's trace, hundreds of accesses
+    long, is shown by its replay command, which its symptom names)."""
+    found = []
+    for check in result.checks:
+        if check.verdict != "bug":
+            continue
+        timeline = check.details.get("counterexample")
+        replay = check.details.get("replay")
+        if isinstance(timeline, str):
+            found.append((check.id, f"{timeline}\n  replay: python -m reference --replay {replay}"))
+    return found
+
+
 def _json_row(result: Result) -> dict:
     stack = result.details.get("stack")
     return {**result.to_json(), "stack": stack} if isinstance(stack, str) else result.to_json()
@@ -309,6 +324,9 @@ def _main(argv: Sequence[str] | None) -> int:
             print(impl_summary(results, spec.name))
         for r in [r for r in results if isinstance(r.details.get("stack"), str)]:
             print(f"\n{r.lesson} on {r.variant}: {r.symptom}; its threads then:\n{r.details['stack']}")
+        for r in results:
+            for check, text in counterexamples(r):
+                print(f"\n{r.lesson} on {r.variant}: {check} found a counterexample:\n{text}")
         for lesson in [LESSONS[i] for i in dict.fromkeys(named or ()) if i in LESSONS]:
             if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
                 print(f"\n{lesson.notes()}")

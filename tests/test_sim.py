@@ -235,3 +235,15 @@ def test_each_lesson_readme_lists_its_invariants_with_sources(lesson: str) -> No
     for invariant in checked_by(lesson):
         assert f"`{invariant}`" in section, invariant
     assert "https://github.com/sgl-project/sglang/pull/" in section
+
+
+def test_the_default_run_prints_the_shrunk_timeline_and_a_replay_that_reproduces(capsys) -> None:
+    from reference.cli import main
+
+    assert main(["--variant", "buggy", "--lesson", "failed-resurrect", "--budget", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "failed-resurrect on buggy: simulation found a counterexample:" in out
+    block = out.split("simulation found a counterexample:", 1)[1]
+    assert "invariant cleared-stays-cleared" in block and "   1 " in block
+    replay = block.split("replay: python -m reference --replay ", 1)[1].split()[0]
+    assert replay_file(replay) == 1 and replay_file(replay, reference.fixed) == 0
