@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from types import ModuleType
 from typing import Any
 
@@ -152,7 +153,8 @@ class Cluster:
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
-        self.advance(PAUSE + 3 * CONFIG.heartbeat_interval, "drain")
+        held = max(0.0, (self.net.next_due() or 0.0) - self.clock.now())  # a pause, a delay still due
+        self.advance(max(held, CONFIG.waiting_timeout) + 3 * CONFIG.heartbeat_interval, "drain")
         self.release_parked()
         for request in list(self.open):
             self.poll(request)
@@ -247,7 +249,7 @@ class Cluster:
                        "restarted (and registered again) and failed")  # fmt: skip
         ending = request.receiver.clear
         if status == KVPoll.Failed and hasattr(request.receiver, "failure_exception"):
-            ending = request.receiver.failure_exception
+            ending = partial(_failure_exception, request.receiver)
         self._attributed(request, ending, "clear")
         self.open.remove(request)
         self.ended.append(request)
@@ -555,6 +557,16 @@ class Cluster:
 
     def note(self, lane: str, text: str) -> None:
         self.log.append((self.clock.now(), lane, text))
+
+
+def _failure_exception(receiver: Any) -> Any:
+    """The scheduler takes a failed request's exception: ours returns it, upstream's raises it."""
+    try:
+        return receiver.failure_exception()
+    except Exception as exc:
+        if type(exc).__name__ != "KVTransferError":
+            raise
+        return exc
 
 
 def _add(used: dict[str, list[Any]], key: str, entry: Any) -> None:

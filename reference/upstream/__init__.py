@@ -185,6 +185,9 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     for loaded in load.upstream.values():
         bound.install(loaded)
     module.DECIDE = functools.partial(wiring.decide, load, triggers)  # type: ignore[attr-defined]
+    unavailable["simulation"] = (  # the cluster simulation builds its mock cluster around the variant
+        "the simulation drives components on the mock transport; the adapter wires upstream's own"
+    )
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
     module.LOAD = load  # type: ignore[attr-defined]

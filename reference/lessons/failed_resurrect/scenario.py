@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from types import ModuleType
 
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failed_resurrect.checks import CHECKS
@@ -81,5 +82,5 @@ LESSON = Lesson(
     upstream="PR #24539 (0.5.12)",
     needs=("KVManager",),
     body=observe,
-    checks=(*CHECKS, simulation_check("failed-resurrect")),
+    checks=(*CHECKS, simulation_check("failed-resurrect"), *exploration_checks("failed-resurrect")),
 )
