@@ -94,7 +94,7 @@ NOT_CAUGHT_YET = {
 # A catch counts only if the variant the wrong fix changes holds the same check
 # (`reference.hardened`, at SIM_BUDGET); a lesson where it does not is listed here, and
 # its hardened run marked xfail (the simulation once failed hardened on restart-recovery).
-BASE_FAILS: dict[str, str] = {}
+BASE_FAILS = {"room-reuse": "the simulation fails reference.hardened itself (whole-state-bound)"}
 CASES = [
     pytest.param(
         lesson_id,
@@ -105,6 +105,11 @@ CASES = [
         + (
             [pytest.mark.xfail(strict=True, reason=NOT_YET_DEEP if catching == DEEP else NOT_YET)]
             if (lesson_id, module) in NOT_CAUGHT_YET
+            else []
+        )
+        + (  # the base fails the same check: a `bug` here would say nothing about the wrong fix
+            [pytest.mark.skip(reason=BASE_FAILS[lesson_id])]
+            if lesson_id in BASE_FAILS and catching in (SIM, DEEP)
             else []
         ),
     )

@@ -136,7 +136,7 @@ def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
 
 # Lessons whose deep checks fail the right fixes' own base (`reference.fixed` or
 # `reference.hardened`) at DEEP_BUDGET: a right fix built on it cannot hold them either.
-DEEP_BASE_FAILS: dict[str, str] = {}
+DEEP_BASE_FAILS = {"room-reuse": "the simulation fails reference.hardened itself (whole-state-bound)"}
 
 
 @pytest.mark.parametrize(
@@ -153,13 +153,20 @@ DEEP_BASE_FAILS: dict[str, str] = {}
 )
 def test_right_fixes_hold_the_deep_checks_of_their_lesson(lesson_id):
     """The full run (deep checks included) of each right fix on its own lesson: every check
-    `ok`. A deep check that ran out of budget before it could decide (`unknown`: "only N
-    runs within the budget") is no false positive and no pass either: it skips, naming it."""
+    `ok`. A simulation that ran out of budget before it could decide (`unknown`: "only N
+    runs within the budget") is no false positive and no pass either: it skips, naming it;
+    an exploration cut at its bound is left to the exploration test below (no bound)."""
     failures, undecided = {}, {}
     for module in {**RIGHT_FIXES, **RESIDUAL_RIGHT_FIXES}[lesson_id]:
         result = _run(lesson_id, f"{_package(lesson_id)}.{module}", Options(budget=DEEP_BUDGET))
         for check in result.checks:
-            if check.verdict == "unknown" and check.symptom.startswith("only "):
+            if (
+                check.verdict == "unknown"
+                and check.id.startswith("explore-")
+                and "stopped at" in check.symptom
+            ):
+                continue  # an exploration cut at its bound: test_right_fix_holds_every_claimed_exploration
+            if check.verdict == "unknown" and check.symptom.startswith("only "):  # runs it to the end
                 undecided[f"{module}/{check.id}"] = check.symptom
             elif check.verdict != "ok":
                 failures[f"{module}/{check.id}"] = f"{check.verdict}: {check.symptom}"

@@ -55,12 +55,10 @@ CAUGHT_BY = {
     f"{GALLERY}.unlocked_lookup": DEEP,
 }
 # Wrong fixes every hand-built check passes, and the property each breaks: the simulation
-# is built for `equal_not_identical` (invariant `invalidate-own-only`) and misses it at
-# SIM_BUDGET with seed 0; the other two race inside one call, for an exploration
-# (`unlocked_lookup`: `hit-vs-eviction` catches it under `--explore`, outside the lesson
-# run; `unlocked_identity`: no property yet).
+# catches `equal_not_identical` (invariant `invalidate-own-only`); the other two race
+# inside one call, for an exploration (`explore-hit-vs-eviction`,
+# `explore-invalidation-vs-replacement`).
 NOT_CAUGHT_YET = {
-    f"{GALLERY}.equal_not_identical": "an equal (same-port) new generation survives a late failure",
     f"{GALLERY}.unlocked_identity": "invalidation is atomic with respect to every other pool writer",
     f"{GALLERY}.unlocked_lookup": "a lookup raced by an eviction is a hit or a miss, never a KeyError",
 }
