@@ -1,0 +1,194 @@
+"""The semantic mutation run as data (`results.json`) and as a page (`RESULTS.md`): counts
+per operator and per file, the kill rate over non-equivalent mutants, and every
+survivor with its hand-read judgment from `judgments.py` (equivalent, with the
+argument, or a known gap, with the check that would catch it)."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from reference.mutate.judgments import JUDGMENTS
+from reference.mutate.runner import Outcome, unmutated_sources
+
+DETECTED = ("killed", "unknown", "timeout", "import-error")
+STATUSES = (*DETECTED, "survived")
+
+
+def _diff(variant: str, file: str, mutated: str, originals: dict[str, dict[str, str]]) -> str:
+    if variant not in originals:
+        originals[variant] = unmutated_sources(variant)
+    before = originals[variant][file].splitlines(keepends=True)
+    lines = difflib.unified_diff(before, mutated.splitlines(keepends=True), n=1)
+    return "".join(list(lines)[2:])
+
+
+def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    originals: dict[str, dict[str, str]] = {}
+    rows = []
+    for o in outcomes:
+        m = o.mutant
+        rows.append(
+            {
+                "key": m.key,
+                "variant": m.variant,
+                "file": m.file,
+                "operator": m.edit.operator,
+                "function": m.edit.function,
+                "line": m.edit.line,
+                "description": m.edit.description,
+                "lessons": list(m.lessons),
+                "status": o.status,
+                "seconds": round(o.seconds, 2),
+                "differences": o.differences,
+                "note": o.note,
+                "diff": _diff(m.variant, m.file, m.edit.source, originals) if o.status == "survived" else "",
+            }
+        )
+    return {"run": run, "mutants": rows}
+
+
+def _judgment(key: str) -> tuple[str, str]:
+    return JUDGMENTS.get(key, ("unjudged", "not read yet"))
+
+
+def summary(data: dict[str, Any]) -> dict[str, Any]:
+    rows = data["mutants"]
+    counts = Counter(r["status"] for r in rows)
+    survivors = [r for r in rows if r["status"] == "survived"]
+    equivalent = sum(1 for r in survivors if _judgment(r["key"])[0] == "equivalent")
+    detected = sum(counts[s] for s in DETECTED)
+    non_equivalent = len(rows) - equivalent
+    rate = detected / non_equivalent if non_equivalent else 1.0
+    line = (
+        f"{len(rows)} mutants judged: {counts['killed']} killed, {counts['unknown']} unknown, "
+        f"{counts['timeout']} timed out, {counts['import-error']} failed to import, "
+        f"{counts['survived']} survived ({equivalent} equivalent); "
+        f"kill rate over non-equivalent {detected}/{non_equivalent} = {100 * rate:.1f}%"
+    )
+    return {
+        "counts": counts,
+        "equivalent": equivalent,
+        "detected": detected,
+        "non_equivalent": non_equivalent,
+        "rate": rate,
+        "line": line,
+    }
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _counts_by(rows: Sequence[dict[str, Any]], field: str) -> list[list[Any]]:
+    groups: dict[str, Counter] = {}
+    for r in rows:
+        groups.setdefault(r[field], Counter())[r["status"]] += 1
+    table = []
+    for name, c in groups.items():
+        table.append([f"`{name}`", sum(c.values()), *(c[s] for s in STATUSES)])
+    return table
+
+
+OPERATOR_TEXT = {
+    "remove-lock": "RSB: `with <...lock>:` removed, body kept",
+    "shrink-lock": "SKCR: first or last statement of a locked block moved out",
+    "split-lock": "SPCR: a locked block split in two",
+    "move-lock": "SHCR: a locked block shifted one statement down or up",
+    "is-to-eq": "`is` -> `==`, `is not` -> `!=` (not against None)",
+    "delete-stmt": "one call, assignment or `del` deleted",
+    "swap-stmts": "two adjacent statements of a block swapped",
+    "early-return": "a bare `return` inserted at a block's start or before a function-level statement",
+    "weak-ref": "an attribute's `set()` -> `WeakSet()`, `dict[..., Any]` -> `WeakValueDictionary()`",
+    "local-ref": "`a.b.add(x)` / `.append(x)` / `a.b[k] = v` into a function-local container",
+    "move-guard": "a method's leading guard moved around one call of it in the same module",
+}
+
+
+def markdown(data: dict[str, Any]) -> str:
+    run, rows = data["run"], data["mutants"]
+    s = summary(data)
+    sampled = (
+        f"a sample of {len(rows)} drawn with seed {run['seed']} from {run['generated']} generated"
+        if run["sample"] and run["sample"] < run["generated"]
+        else f"all {run['generated']} generated"
+    )
+    out = [
+        "# Semantic mutation testing: results",
+        "",
+        "Generated by `bash ci/semantic_mutation.sh` (`python -m reference.mutate`); the method is in",
+        "[README.md](README.md). Do not edit by hand: survivors' judgments live in `judgments.py`.",
+        "",
+        f"Measured at commit `{run['commit']}`, {run['date']}: {sampled} mutants of "
+        f"{', '.join(run['variants'])}, {run['jobs']} jobs, {run['seconds']} s wall clock, "
+        f"each run bounded at {run['timeout']:g} s"
+        + (f", `--impl` run with `{run['impl_args']}`" if run["impl_args"] else "")
+        + ".",
+        "",
+        f"**{s['line']}.**",
+        "",
+        "## Operators",
+        "",
+        *_table(["operator", "edit"], [[f"`{k}`", v] for k, v in OPERATOR_TEXT.items()]),
+        "",
+        "## Per operator",
+        "",
+        *_table(["operator", "mutants", *STATUSES], _counts_by(rows, "operator")),
+        "",
+        "## Per file",
+        "",
+        *_table(
+            ["file", "mutants", *STATUSES],
+            _counts_by([{**r, "vf": f"{r['variant']}/{r['file']}"} for r in rows], "vf"),
+        ),
+        "",
+        "## What told them apart",
+        "",
+        "Each detected mutant counted once per lesson with a differing verdict (lesson or check):",
+        "",
+    ]
+    by_lesson: Counter = Counter()
+    for r in rows:
+        for lesson in {d.split(":")[0].split("/")[0] for d in r["differences"]}:
+            by_lesson[lesson] += 1
+    out += _table(["lesson", "mutants"], [[f"`{k}`", v] for k, v in by_lesson.most_common()])
+    out += ["", "## Survivors", ""]
+    survivors = [r for r in rows if r["status"] == "survived"]
+    if not survivors:
+        out.append("None.")
+    for r in survivors:
+        kind, text = _judgment(r["key"])
+        label = "equivalent" if kind == "equivalent" else ("known gap" if kind == "gap" else "UNJUDGED")
+        out += [
+            f"### `{r['key']}` {r['variant']}/{r['file']}:{r['line']} `{r['operator']}` in `{r['function']}`",
+            "",
+            f"{r['description']}. Lessons run: {', '.join(r['lessons'])}.",
+            "",
+            "```diff",
+            r["diff"].rstrip("\n"),
+            "```",
+            "",
+            f"**{label}**: {text}",
+            "",
+        ]
+    others = [r for r in rows if r["status"] in ("timeout", "import-error", "unknown")]
+    if others:
+        out += ["## Unknown, timed out, failed to import", ""]
+        out += _table(
+            ["key", "mutant", "status", "what"],
+            [
+                [
+                    f"`{r['key']}`",
+                    f"{r['variant']}/{r['file']}:{r['line']} `{r['operator']}` {r['description']}",
+                    r["status"],
+                    r["note"] or "; ".join(r["differences"][:3]),
+                ]
+                for r in others
+            ],
+        )
+        out.append("")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,162 @@
+"""Judging a mutant: a copy of its variant package with the one edited module, run as
+`python -m reference --impl COPY --json --lesson L ...` over the lessons its module's
+classes take part in, and compared verdict by verdict (each lesson's and each of its
+checks') with the same run of the unmutated copy.
+
+Outcomes: `killed` (some verdict differs, none of them `unknown`), `unknown` (some
+verdict became `unknown`: the run could not decide, e.g. a check hit its time bound or
+the mutant raised inside a scenario), `timeout` (the whole run passed its wall-clock
+bound), `import-error` (`--impl` could not load the copy), `survived` (every verdict
+equal).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference.mutate.mutants import ROOT, Mutant, variant_files
+
+Verdicts = dict[str, str]  # "lesson" and "lesson/check" -> verdict
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str  # killed, unknown, timeout, import-error, survived
+    seconds: float
+    differences: list[str] = field(default_factory=list)  # "lesson/check: ok -> bug"
+    note: str = ""
+
+
+class RunError(Exception):
+    """The baseline run of an unmutated copy did not give verdicts."""
+
+
+def _copy(variant: str, workdir: Path, name: str, edited: tuple[str, str] | None) -> Path:
+    """The variant package copied under `workdir/name`, one file replaced by `edited`."""
+    target = workdir / name
+    target.mkdir(parents=True)
+    for path in (ROOT / "reference" / variant).glob("*.py"):
+        shutil.copyfile(path, target / path.name)
+    if edited is not None:
+        (target / edited[0]).write_text(edited[1])
+    return target
+
+
+def _verdicts(payload: dict) -> Verdicts:
+    found: Verdicts = {}
+    for result in payload["results"]:
+        found[result["lesson"]] = result["verdict"]
+        for check in result.get("checks", ()):
+            found[f"{result['lesson']}/{check['id']}"] = check["verdict"]
+    return found
+
+
+def run_impl(
+    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = ()
+) -> tuple[str, Verdicts, str]:
+    """(status, verdicts, note) of one `--impl` run: status `ran`, `timeout` or `import-error`."""
+    cmd = [sys.executable, "-m", "reference", "--impl", str(package), "--json", *extra]
+    for lesson in lessons:
+        cmd += ["--lesson", lesson]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", {}, f"no result within {timeout:g} s"
+    try:  # exit 0, 1 or (some verdict unknown) 2 with the JSON on stdout
+        payload = json.loads(done.stdout)
+    except ValueError:  # `--impl` could not load the copy: one line on stderr, exit 2
+        lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
+        return "import-error", {}, lines[-1][:300]
+    return "ran", _verdicts(payload), ""
+
+
+def compare(baseline: Verdicts, got: Verdicts) -> tuple[str, list[str]]:
+    """`killed`, `unknown` or `survived`, and every verdict that differs."""
+    diffs = [
+        f"{key}: {baseline.get(key, 'absent')} -> {got.get(key, 'absent')}"
+        for key in sorted(set(baseline) | set(got))
+        if baseline.get(key) != got.get(key)
+    ]
+    if not diffs:
+        return "survived", []
+    became_unknown = any(
+        got.get(k) == "unknown" for k in set(baseline) | set(got) if baseline.get(k) != got.get(k)
+    )
+    return ("unknown" if became_unknown else "killed"), diffs
+
+
+class Judge:
+    """Runs mutants against baselines computed once per (variant, lessons)."""
+
+    def __init__(
+        self, timeout: float = 120.0, extra: Sequence[str] = (), workdir: Path | None = None
+    ) -> None:
+        self.timeout = timeout
+        self.extra = tuple(extra)
+        self._own = workdir is None
+        self.workdir = Path(tempfile.mkdtemp(prefix="semantic-mutants-")) if workdir is None else workdir
+        self.baselines: dict[tuple[str, tuple[str, ...]], Verdicts] = {}
+
+    def close(self) -> None:
+        if self._own:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def baseline(self, variant: str, lessons: tuple[str, ...]) -> Verdicts:
+        key = (variant, lessons)
+        if key not in self.baselines:
+            package = _copy(variant, self.workdir, f"unmutated_{variant}_{len(self.baselines)}", None)
+            runs = [run_impl(package, lessons, self.timeout, self.extra) for _ in range(2)]
+            for status, _, note in runs:
+                if status != "ran":
+                    raise RunError(f"unmutated {variant} on {', '.join(lessons)}: {status} {note}")
+            if runs[0][1] != runs[1][1]:  # a verdict that varies would pass for a kill
+                raise RunError(
+                    f"unmutated {variant} on {', '.join(lessons)}: verdicts differ between two runs"
+                )
+            self.baselines[key] = runs[0][1]
+        return self.baselines[key]
+
+    def judge(self, mutant: Mutant) -> Outcome:
+        baseline = self.baseline(mutant.variant, mutant.lessons)
+        package = _copy(
+            mutant.variant, self.workdir, f"mutant_{mutant.key}", (mutant.file, mutant.edit.source)
+        )
+        start = time.monotonic()
+        status, verdicts, note = run_impl(package, mutant.lessons, self.timeout, self.extra)
+        seconds = time.monotonic() - start
+        shutil.rmtree(package, ignore_errors=True)
+        if status != "ran":
+            return Outcome(mutant, status, seconds, note=note)
+        verdict, diffs = compare(baseline, verdicts)
+        return Outcome(mutant, verdict, seconds, diffs)
+
+    def judge_all(
+        self, mutants: Sequence[Mutant], jobs: int = 2, progress: Callable[[Outcome], None] | None = None
+    ) -> list[Outcome]:
+        for key in dict.fromkeys((m.variant, m.lessons) for m in mutants):  # baselines first, serially
+            self.baseline(*key)
+
+        def one(mutant: Mutant) -> Outcome:
+            outcome = self.judge(mutant)
+            if progress is not None:
+                progress(outcome)
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(one, mutants))
+
+
+def unmutated_sources(variant: str) -> dict[str, str]:
+    return {p.name: p.read_text() for p in variant_files(variant)}
