@@ -6,15 +6,19 @@ argument, or a known gap, with the check that would catch it)."""
 from __future__ import annotations
 
 import difflib
+import json
+import sys
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from reference.mutate.judgments import JUDGMENTS
+from reference.mutate.judgments import EQ, GAP, JUDGMENTS
 from reference.mutate.runner import Outcome, unmutated_sources
 
 DETECTED = ("killed", "unknown", "timeout", "import-error")
 STATUSES = (*DETECTED, "survived")
+JUDGED = ("of which equivalent", "of which known gap")
 
 
 def _diff(variant: str, file: str, mutated: str, originals: dict[str, dict[str, str]]) -> str:
@@ -88,9 +92,14 @@ def _counts_by(rows: Sequence[dict[str, Any]], field: str) -> list[list[Any]]:
     groups: dict[str, Counter] = {}
     for r in rows:
         groups.setdefault(r[field], Counter())[r["status"]] += 1
+    judged: dict[str, Counter] = {}
+    for r in rows:
+        if r["status"] == "survived":
+            judged.setdefault(r[field], Counter())[_judgment(r["key"])[0]] += 1
     table = []
     for name, c in groups.items():
-        table.append([f"`{name}`", sum(c.values()), *(c[s] for s in STATUSES)])
+        j = judged.get(name, Counter())
+        table.append([f"`{name}`", sum(c.values()), *(c[s] for s in STATUSES), j[EQ], j[GAP]])
     return table
 
 
@@ -131,18 +140,23 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"**{s['line']}.**",
         "",
+        *[
+            f"- {variant}: {summary({'mutants': [r for r in rows if r['variant'] == variant]})['line']}"
+            for variant in run["variants"]
+        ],
+        "",
         "## Operators",
         "",
         *_table(["operator", "edit"], [[f"`{k}`", v] for k, v in OPERATOR_TEXT.items()]),
         "",
         "## Per operator",
         "",
-        *_table(["operator", "mutants", *STATUSES], _counts_by(rows, "operator")),
+        *_table(["operator", "mutants", *STATUSES, *JUDGED], _counts_by(rows, "operator")),
         "",
         "## Per file",
         "",
         *_table(
-            ["file", "mutants", *STATUSES],
+            ["file", "mutants", *STATUSES, *JUDGED],
             _counts_by([{**r, "vf": f"{r['variant']}/{r['file']}"} for r in rows], "vf"),
         ),
         "",
@@ -192,3 +206,14 @@ def markdown(data: dict[str, Any]) -> str:
         )
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def rerender(folder: Path) -> str:
+    """RESULTS.md rewritten from `folder/results.json` (after judging survivors)."""
+    data = json.loads((folder / "results.json").read_text())
+    (folder / "RESULTS.md").write_text(markdown(data))
+    return summary(data)["line"]
+
+
+if __name__ == "__main__":  # python -m reference.mutate.report [FOLDER]: re-render RESULTS.md
+    print(rerender(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent))
