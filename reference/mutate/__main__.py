@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--jobs", type=_positive, default=2)
     parser.add_argument("--timeout", type=float, default=120.0, help="wall-clock bound per mutant run")
     parser.add_argument("--impl-args", default="", help="extra arguments for each `--impl` run")
+    parser.add_argument(
+        "--prefilter-args",
+        help="a cheaper first stage (e.g. --quick): only its survivors get the default run",
+    )
     parser.add_argument("--list", action="store_true", help="list the mutants, judge none")
     parser.add_argument("--out", type=Path, default=HERE, help="folder for results.json and RESULTS.md")
     return parser
@@ -69,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.key}  {m.name}  {m.edit.description}")
         return 0
-    judge = Judge(timeout=args.timeout, extra=shlex.split(args.impl_args))
+    prefilter = None if args.prefilter_args is None else shlex.split(args.prefilter_args)
+    judge = Judge(timeout=args.timeout, extra=shlex.split(args.impl_args), prefilter=prefilter)
     done = 0
 
     def progress(outcome: Outcome) -> None:
@@ -93,11 +98,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "jobs": args.jobs,
         "timeout": args.timeout,
         "impl_args": args.impl_args,
+        "prefilter_args": args.prefilter_args,
         "generated": total,
         "sample": args.sample,
         "seed": args.seed,
         "variants": list(variants),
-        "baselines": {f"{v} on {', '.join(ls)}": verdicts for (v, ls), verdicts in judge.baselines.items()},
+        "baselines": {
+            f"stage {stage + 1}: {v} on {', '.join(ls)}": verdicts
+            for (stage, v, ls), verdicts in judge.baselines.items()
+        },
     }
     data = report.to_json(run, outcomes)
     args.out.mkdir(parents=True, exist_ok=True)

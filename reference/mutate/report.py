@@ -48,6 +48,7 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
                 "seconds": round(o.seconds, 2),
                 "differences": o.differences,
                 "note": o.note,
+                "stage": o.stage,
                 "diff": _diff(m.variant, m.file, m.edit.source, originals) if o.status == "survived" else "",
             }
         )
@@ -121,11 +122,12 @@ OPERATOR_TEXT = {
 def markdown(data: dict[str, Any]) -> str:
     run, rows = data["run"], data["mutants"]
     s = summary(data)
-    sampled = (
-        f"a sample of {len(rows)} drawn with seed {run['seed']} from {run['generated']} generated"
-        if run["sample"] and run["sample"] < run["generated"]
-        else f"all {run['generated']} generated"
-    )
+    if run["sample"] and run["sample"] < run["generated"]:
+        sampled = f"a sample of {len(rows)} drawn with seed {run['seed']} from {run['generated']} generated"
+    elif len(rows) < run["generated"]:
+        sampled = f"{len(rows)} selected of {run['generated']} generated"
+    else:
+        sampled = f"all {run['generated']} generated"
     out = [
         "# Semantic mutation testing: results",
         "",
@@ -136,6 +138,11 @@ def markdown(data: dict[str, Any]) -> str:
         f"{', '.join(run['variants'])}, {run['jobs']} jobs, {run['seconds']} s wall clock, "
         f"each run bounded at {run['timeout']:g} s"
         + (f", `--impl` run with `{run['impl_args']}`" if run["impl_args"] else "")
+        + (
+            f"; first stage `{run['prefilter_args']}`, whose survivors then got the default run"
+            if run.get("prefilter_args") is not None
+            else ""
+        )
         + ".",
         "",
         f"**{s['line']}.**",
@@ -145,6 +152,19 @@ def markdown(data: dict[str, Any]) -> str:
             for variant in run["variants"]
         ],
         "",
+        *(
+            [
+                "Detected per stage: "
+                + ", ".join(
+                    f"{stage}: {n}"
+                    for stage, n in sorted(Counter(r.get("stage", "") for r in rows if r["stage"]).items())
+                )
+                + ".",
+                "",
+            ]
+            if run.get("prefilter_args") is not None and any(r["stage"] for r in rows)
+            else []
+        ),
         "## Operators",
         "",
         *_table(["operator", "edit"], [[f"`{k}`", v] for k, v in OPERATOR_TEXT.items()]),

@@ -36,6 +36,7 @@ class Outcome:
     seconds: float
     differences: list[str] = field(default_factory=list)  # "lesson/check: ok -> bug"
     note: str = ""
+    stage: str = ""  # which stage told it apart, when there are two
 
 
 class RunError(Exception):
@@ -98,26 +99,39 @@ def compare(baseline: Verdicts, got: Verdicts) -> tuple[str, list[str]]:
 
 
 class Judge:
-    """Runs mutants against baselines computed once per (variant, lessons)."""
+    """Runs mutants against baselines computed once per (stage, variant, lessons).
+
+    `stages` are the `--impl` runs' extra arguments, cheapest first: a mutant a stage
+    tells apart is judged there; a survivor goes on to the next stage, and the last one
+    (the default run) decides. A cheaper stage that is a part of a later one (`--quick`
+    runs the story and the checks, the default run those and the deep checks) kills
+    nothing the later one would not: the same deterministic checks give the same
+    verdicts in both."""
 
     def __init__(
-        self, timeout: float = 120.0, extra: Sequence[str] = (), workdir: Path | None = None
+        self,
+        timeout: float = 120.0,
+        extra: Sequence[str] = (),
+        workdir: Path | None = None,
+        prefilter: Sequence[str] | None = None,
     ) -> None:
         self.timeout = timeout
-        self.extra = tuple(extra)
+        self.stages = [tuple(extra)] if prefilter is None else [(*extra, *prefilter), tuple(extra)]
         self._own = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="semantic-mutants-")) if workdir is None else workdir
-        self.baselines: dict[tuple[str, tuple[str, ...]], Verdicts] = {}
+        self.baselines: dict[tuple[int, str, tuple[str, ...]], Verdicts] = {}
 
     def close(self) -> None:
         if self._own:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def baseline(self, variant: str, lessons: tuple[str, ...]) -> Verdicts:
-        key = (variant, lessons)
+    def baseline(self, variant: str, lessons: tuple[str, ...], stage: int = -1) -> Verdicts:
+        stage %= len(self.stages)
+        key = (stage, variant, lessons)
         if key not in self.baselines:
             package = _copy(variant, self.workdir, f"unmutated_{variant}_{len(self.baselines)}", None)
-            runs = [run_impl(package, lessons, self.timeout, self.extra) for _ in range(2)]
+            runs = [run_impl(package, lessons, self.timeout, self.stages[stage]) for _ in range(2)]
+            shutil.rmtree(package, ignore_errors=True)
             for status, _, note in runs:
                 if status != "ran":
                     raise RunError(f"unmutated {variant} on {', '.join(lessons)}: {status} {note}")
@@ -129,24 +143,34 @@ class Judge:
         return self.baselines[key]
 
     def judge(self, mutant: Mutant) -> Outcome:
-        baseline = self.baseline(mutant.variant, mutant.lessons)
         package = _copy(
             mutant.variant, self.workdir, f"mutant_{mutant.key}", (mutant.file, mutant.edit.source)
         )
-        start = time.monotonic()
-        status, verdicts, note = run_impl(package, mutant.lessons, self.timeout, self.extra)
-        seconds = time.monotonic() - start
-        shutil.rmtree(package, ignore_errors=True)
-        if status != "ran":
-            return Outcome(mutant, status, seconds, note=note)
-        verdict, diffs = compare(baseline, verdicts)
-        return Outcome(mutant, verdict, seconds, diffs)
+        seconds = 0.0
+        try:
+            for stage, extra in enumerate(self.stages):
+                baseline = self.baseline(mutant.variant, mutant.lessons, stage)
+                start = time.monotonic()
+                status, verdicts, note = run_impl(package, mutant.lessons, self.timeout, extra)
+                seconds += time.monotonic() - start
+                where = (
+                    f"stage {stage + 1} ({' '.join(extra) or 'default run'})" if len(self.stages) > 1 else ""
+                )
+                if status != "ran":
+                    return Outcome(mutant, status, seconds, note=note, stage=where)
+                verdict, diffs = compare(baseline, verdicts)
+                if verdict != "survived":
+                    return Outcome(mutant, verdict, seconds, diffs, stage=where)
+            return Outcome(mutant, "survived", seconds)
+        finally:
+            shutil.rmtree(package, ignore_errors=True)
 
     def judge_all(
         self, mutants: Sequence[Mutant], jobs: int = 2, progress: Callable[[Outcome], None] | None = None
     ) -> list[Outcome]:
         for key in dict.fromkeys((m.variant, m.lessons) for m in mutants):  # baselines first, serially
-            self.baseline(*key)
+            for stage in range(len(self.stages)):
+                self.baseline(*key, stage)
 
         def one(mutant: Mutant) -> Outcome:
             outcome = self.judge(mutant)
