@@ -53,7 +53,9 @@ def _commit() -> str:
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
-    dirty = git("status", "--porcelain", "--", "reference") != ""
+    dirty = (
+        git("status", "--porcelain", "--", "reference", ":!reference/mutate") != ""
+    )  # what decides verdicts
     return git("rev-parse", "HEAD") + (" (with uncommitted changes under reference/)" if dirty else "")
 
 
@@ -83,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         diff = f" ({outcome.differences[0]})" if outcome.differences else ""
         print(f"[{done}/{len(chosen)}] {outcome.status:12} {outcome.mutant.name}{diff}", file=sys.stderr)
 
-    start = time.monotonic()
+    commit, start = _commit(), time.monotonic()  # what was measured: the tree when the run began
     try:
         outcomes = judge.judge_all(chosen, jobs=args.jobs, progress=progress)
     except RunError as exc:
@@ -92,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         judge.close()
     run = {
-        "commit": _commit(),
+        "commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "seconds": round(time.monotonic() - start, 1),
         "jobs": args.jobs,

@@ -46,7 +46,7 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
                 "lessons": list(m.lessons),
                 "status": o.status,
                 "seconds": round(o.seconds, 2),
-                "differences": o.differences,
+                "differences": o.differences[:6],  # the first few (sorted) differing verdicts
                 "note": o.note,
                 "stage": o.stage,
                 "diff": _diff(m.variant, m.file, m.edit.source, originals) if o.status == "survived" else "",
@@ -194,21 +194,34 @@ def markdown(data: dict[str, Any]) -> str:
     survivors = [r for r in rows if r["status"] == "survived"]
     if not survivors:
         out.append("None.")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in survivors:
-        kind, text = _judgment(r["key"])
-        label = "equivalent" if kind == "equivalent" else ("known gap" if kind == "gap" else "UNJUDGED")
+        groups.setdefault(_judgment(r["key"]), []).append(r)
+    order = {GAP: 0, "unjudged": 1, EQ: 2}
+    out += [
+        "Grouped by judgment: the known gaps first (each names the check that would catch its",
+        "mutants), then the equivalent mutants (each with the argument). Every survivor is listed",
+        "with its diff.",
+        "",
+    ]
+    for n, ((kind, text), members) in enumerate(sorted(groups.items(), key=lambda g: order[g[0][0]]), 1):
+        label = {EQ: "Equivalent", GAP: "Known gap"}.get(kind, "UNJUDGED")
         out += [
-            f"### `{r['key']}` {r['variant']}/{r['file']}:{r['line']} `{r['operator']}` in `{r['function']}`",
+            f"### {n}. {label} ({len(members)} mutant{'s' if len(members) > 1 else ''})",
             "",
-            f"{r['description']}. Lessons run: {', '.join(r['lessons'])}.",
-            "",
-            "```diff",
-            r["diff"].rstrip("\n"),
-            "```",
-            "",
-            f"**{label}**: {text}",
+            text + ".",
             "",
         ]
+        for r in members:
+            out += [
+                f"- `{r['key']}` {r['variant']}/{r['file']}:{r['line']} `{r['operator']}` in "
+                f"`{r['function']}`: {r['description']}",
+                "",
+                "  ```diff",
+                *("  " + line for line in r["diff"].rstrip("\n").split("\n")),
+                "  ```",
+                "",
+            ]
     others = [r for r in rows if r["status"] in ("timeout", "import-error", "unknown")]
     if others:
         out += ["## Unknown, timed out, failed to import", ""]
