@@ -46,6 +46,7 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
                 "lessons": list(m.lessons),
                 "status": o.status,
                 "seconds": round(o.seconds, 2),
+                "told_apart_by": sorted({d.split(":")[0].split("/")[0] for d in o.differences}),
                 "differences": o.differences[:6],  # the first few (sorted) differing verdicts
                 "note": o.note,
                 "stage": o.stage,
@@ -187,7 +188,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     by_lesson: Counter = Counter()
     for r in rows:
-        for lesson in {d.split(":")[0].split("/")[0] for d in r["differences"]}:
+        for lesson in r["told_apart_by"]:
             by_lesson[lesson] += 1
     out += _table(["lesson", "mutants"], [[f"`{k}`", v] for k, v in by_lesson.most_common()])
     out += ["", "## Survivors", ""]
