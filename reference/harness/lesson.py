@@ -63,7 +63,9 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
     chosen = [
         c
         for c in lesson.checklist(options.transport)
-        if options.check in (None, c.id) and not _declared_out(lesson, c, variant)
+        if options.check in (None, c.id)
+        and not _declared_out(lesson, c, variant)
+        and (options.deep or not c.deep)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)

@@ -15,4 +15,11 @@ class Options:
     provoke: bool = False  # upstream adapter: add the trigger its wiring lacks (see reference/upstream)
     check: str | None = None  # run only this check of each lesson (`--check`); None: all
     quick: bool = False  # `--quick`: the story and the hand-built checks only, no deep checks
-    budget: float = 10.0  # seconds this lesson's deep checks (simulation, explorations) may take
+    # Seconds this lesson's deep checks (simulation, explorations) may take; 0, the library's
+    # default, runs none (the CLI and `pytest --impl` give every lesson its share of `--budget`).
+    budget: float = 0.0
+
+    @property
+    def deep(self) -> bool:
+        """Whether the deep checks run."""
+        return not self.quick and self.budget > 0

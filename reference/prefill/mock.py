@@ -5,8 +5,9 @@
 registered through the table's own `PUT /route` logic, as a real rank registers over
 HTTP. The data plane is memcpy into the decode's registered memory. `restart()` is a
 quick restart behind the same address: the old ranks and table vanish and new ones
-come up on new ports in the same instant, so `/health` never fails in between, which
-is exactly the trigger of lesson `stale-bootstrap`. `kill()` stops everything.
+come up on new ports (`same_ports=True`: on the old ones) in the same instant, so
+`/health` never fails in between, which is exactly the trigger of lesson `stale-bootstrap`.
+`kill()` stops everything.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class MockPrefill:
     def rank_ports(self) -> list[int]:
         return [int(endpoint.rsplit(":", 1)[1]) for endpoint in self.endpoints]
 
-    def start(self) -> None:
+    def start(self, ports: list[int] | None = None) -> None:
+        """Come up: a new table and new ranks, on fresh ports or on `ports` (one per rank)."""
         self.generation += 1
         self.table = BootstrapTable(self.net.clock.now) if self.net.clock else BootstrapTable()
         writer = MemcpyWriter(self.net.memory)
@@ -64,7 +66,8 @@ class MockPrefill:
         for cp in range(self.cp_size):
             for tp in range(self.tp_size):
                 rank = PrefillRank(cp * self.tp_size + tp, writer, self._send_to_decode)
-                endpoint = self.net.bind(rank.handle, ip=self.rank_ip)
+                port = None if ports is None else ports[len(self.ranks)]
+                endpoint = self.net.bind(rank.handle, ip=self.rank_ip, port=port)
                 body = registration_body(
                     self.rank_ip, int(endpoint.rsplit(":", 1)[1]), tp, self.tp_size, cp, self.cp_size
                 )
@@ -81,9 +84,11 @@ class MockPrefill:
         for endpoint in self.endpoints:
             self.net.unbind(endpoint)
 
-    def restart(self) -> None:
+    def restart(self, same_ports: bool = False) -> None:
+        """A quick restart behind the same address, on new ports or on the same ones."""
+        ports = self.rank_ports if same_ports else None
         self.kill()
-        self.start()
+        self.start(ports)
 
     def close(self) -> None:
         self.kill()

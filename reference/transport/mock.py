@@ -5,9 +5,9 @@ A `MockNetwork` stands in for everything `LoopbackTransport` does with real sock
 - `health` answers for bootstrap addresses marked alive (`add_prefill`, `kill`, `revive`);
 - `get_route` calls the bootstrap server's route logic (`serve(addr, table.handle)`), the
   very `BootstrapTable.handle` the aiohttp server wraps, and so does `register_dp_rank`;
-- `bind` gives a handler an endpoint on a fresh port (ports are never reused, so a
-  restarted prefill gets new ones); `connect` returns a cached PUSH socket whose `send`
-  calls the bound handler synchronously, on the caller's thread;
+- `bind` gives a handler an endpoint on a fresh port (so a restarted prefill gets new
+  ones), or on a port it names (a restart on the same ports); `connect` returns a cached
+  PUSH socket whose `send` calls the bound handler synchronously, on the caller's thread;
 - `register_memory` is the memcpy data plane's registry.
 
 Faults, each a plain call: `kill`/`unbind` (a send to an endpoint nobody is bound to
@@ -15,7 +15,8 @@ raises `TransportError` with `immediate=True`, as a fail-fast socket's send does
 its send timeout expires, no virtual time passing; with `immediate=False`, upstream's
 socket option, it vanishes without an error and is counted in `queued_to_dead`),
 `drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
-(they are held until `pump()` runs at or after their due time on the injected clock).
+(they are held until `pump()` runs at or after their due time on the injected clock);
+`latency` holds every message that way.
 A rule matches by endpoint and/or by first frame (the message tag). Nothing here
 blocks or reads wall time.
 
@@ -78,6 +79,7 @@ class MockNetwork:
         self.health_probes = 0
         self.route_fetches = 0
         self.send_failures = 0
+        self.latency = 0.0  # > 0: every message is held this long on the clock, unless a fault says otherwise
         self.queued_to_dead = 0  # immediate=False: sends to an endpoint nobody is bound to
         self.dropped = 0
         self.disconnected: list[str] = []
@@ -122,8 +124,9 @@ class MockNetwork:
         return reply
 
     # -- endpoints and PUSH sockets ------------------------------------------------------------
-    def bind(self, handler: Handler, ip: str = "127.0.0.1") -> str:
-        endpoint = f"tcp://{ip}:{next(self._ports)}"
+    def bind(self, handler: Handler, ip: str = "127.0.0.1", port: int | None = None) -> str:
+        """Bind `handler` on a fresh port, or on `port` (a restart that reuses its ports)."""
+        endpoint = f"tcp://{ip}:{next(self._ports) if port is None else port}"
         with self._lock:
             self._endpoints[endpoint] = handler
         return endpoint
@@ -175,8 +178,8 @@ class MockNetwork:
             if fault is not None and fault.kind == "drop":
                 self.dropped += 1
                 return
-            if fault is not None:
-                due = self._now() + fault.seconds
+            if fault is not None or self.latency:
+                due = self._now() + (fault.seconds if fault is not None else self.latency)
                 heapq.heappush(self._pending, (due, next(self._seq), endpoint, frames))
                 return
         handler(frames)  # outside the lock: the handler may send in turn
@@ -203,6 +206,11 @@ class MockNetwork:
 
     def _now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
+
+    def next_due(self) -> float | None:
+        """When the earliest held message is due (None: nothing is held)."""
+        with self._lock:
+            return self._pending[0][0] if self._pending else None
 
     def pump(self) -> int:
         """Deliver every delayed message that is due; a dead endpoint loses it. Returns how many."""

@@ -18,6 +18,7 @@ from types import ModuleType
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failed_resurrect.checks import CHECKS
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
@@ -80,5 +81,5 @@ LESSON = Lesson(
     upstream="PR #24539 (0.5.12)",
     needs=("KVManager",),
     body=observe,
-    checks=CHECKS,
+    checks=(*CHECKS, simulation_check("failed-resurrect")),
 )

@@ -27,6 +27,7 @@ from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failure_records.ending import end_with_failure
 from reference.lessons.stale_bootstrap.world import CONFIG, open_world
+from reference.sim.check import simulation_check
 
 CYCLES = 400
 PRUNE_EVERY = 50  # cycles between heartbeat rounds (the heartbeat prunes cleared rooms)
@@ -83,4 +84,5 @@ LESSON = Lesson(
     upstream="residual after PR #24539",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
+    checks=(simulation_check("failure-records"),),
 )

@@ -30,6 +30,7 @@ from reference.hooks import Hooks
 from reference.lessons.live_set_race.checks import CHECKS
 from reference.lessons.live_set_race.prefill_pair import two_prefills
 from reference.lessons.live_set_race.stress import stress
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 
 IN_FLIGHT, DONE, LATER = (1, 2, 3), 4, (5, 6)
@@ -149,5 +150,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     stress=stress,
-    checks=CHECKS,
+    checks=(*CHECKS, simulation_check("live-set-race")),
 )

@@ -32,6 +32,7 @@ from types import ModuleType
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 from reference.transport.kits import kit
 
@@ -156,4 +157,5 @@ LESSON = Lesson(
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
     transports=("mock", "loopback"),
+    checks=(simulation_check("restart-recovery"),),
 )

@@ -29,6 +29,7 @@ from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failure_records.ending import end_with_failure
 from reference.lessons.stale_bootstrap.world import TP_SIZE, World, open_world
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 
 LATE = 60.0  # seconds A's statuses are held in the network
@@ -116,4 +117,5 @@ LESSON = Lesson(
     upstream="residual after PR #24539; 0.5.23's opening-status rule closes part of it",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
+    checks=(simulation_check("room-reuse"),),
 )

@@ -34,6 +34,7 @@ from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.stale_bootstrap.checks import CHECKS
 from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
+from reference.sim.check import simulation_check
 from reference.status import KVPoll
 
 BEFORE, AFTER = 3, 5
@@ -157,5 +158,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     backends=BACKENDS,
-    checks=CHECKS,
+    checks=(*CHECKS, simulation_check("stale-bootstrap")),
 )

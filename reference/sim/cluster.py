@@ -1,0 +1,461 @@
+"""A small PD cluster on the mock transport, driven step by step by a `Plan`.
+
+Several decode managers (each with its inbox, KV memory and heartbeat thread on one
+`VirtualClock`) and several prefills (`MockPrefill`: TP x CP ranks behind a bootstrap
+table) share one `MockNetwork`. The simulation plays the decode scheduler: it opens a
+request (`try_ensure_parallel_info`, then a receiver), `init`s it, sends its metadata,
+polls it, aborts it, and ends it as upstream does (Success: `clear()`; Failed:
+`failure_exception()`), after which mori's decode-status thread cleans up its tracking
+(`_cleanup_room_tracking`, its own step). Faults are steps too (`plan.FAULTS`).
+
+Threads: the heartbeats are real threads parked on the virtual clock; a `tick` wakes
+them one at a time and waits until each parks again, so they interleave with the
+scheduler's steps at operation granularity, always in the same order. The
+decode-status thread runs as steps of its own, or inside the failure handler's loop
+(`race_cleanup`, at the protocol's `node_failure.after_room` hook).
+
+Everything the run does is logged as `(virtual time, lane, text)` for the timeline of a
+counterexample; every check raises `Violation` (`invariants.py`).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from reference.clock import VirtualClock
+from reference.config import ManagerConfig
+from reference.dataplane import KVMemory
+from reference.harness.capture import ThreadErrors
+from reference.hooks import Hooks
+from reference.prefill.mock import MockPrefill
+from reference.sim.heap import CONTAINERS, container_sizes, grown
+from reference.sim.invariants import Violation
+from reference.sim.plan import Plan
+from reference.status import KVPoll
+from reference.transport.mock import MockNetwork
+
+CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
+PAGES = [0, 1]
+DONE = (KVPoll.Success, KVPoll.Failed)
+
+
+@dataclass
+class Request:
+    number: int
+    manager: int
+    prefill: int
+    room: int
+    receiver: Any
+    inited: bool = False
+    sent: bool = False
+    sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
+    used: dict[str, Any] = field(default_factory=dict)  # pool key -> the cached entry it used
+
+
+class Cluster:
+    def __init__(self, variant: ModuleType, plan: Plan, errors: ThreadErrors) -> None:
+        self.variant, self.plan, self.errors = variant, plan, errors
+        self.clock = VirtualClock()
+        self.net = MockNetwork(self.clock, immediate=plan.sockets == "fail-fast")
+        self.net.latency = 1.0 if "latency" in plan.faults else 0.0
+        self.prefills = [
+            MockPrefill(self.net, f"10.0.{i}.1:8998", tp_size=tp, cp_size=cp)
+            for i, (tp, cp) in enumerate(plan.prefills)
+        ]
+        self.hooks = [Hooks() for _ in range(plan.managers)]
+        self.managers: list[Any] = []
+        self.log: list[tuple[float, str, str]] = []
+        self.open: list[Request] = []
+        self.ended: list[tuple[int, int]] = []  # (manager, room) of requests that ended
+        self.cleared: set[tuple[int, int]] = set()  # ... and have not been reopened
+        self.cleanups: list[tuple[int, int]] = []  # mori's pending cleanups (manager, room)
+        self.known = [[False] * len(self.prefills) for _ in range(plan.managers)]
+        self.down_since: list[float | None] = [None] * len(self.prefills)
+        self.known_when_down: list[list[bool]] = [[False] * plan.managers for _ in self.prefills]
+        self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
+        self._rooms = iter(range(100, sys.maxsize))
+        self._numbers = iter(range(sys.maxsize))
+        self.step_index: int | None = None
+        self.started = False
+
+    # -- set-up and teardown ----------------------------------------------------------------
+    def start(self) -> None:
+        for m in range(self.plan.managers):
+            manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
+            self.managers.append(manager)
+            manager.listen(KVMemory(regions=4, pages=len(PAGES), item_len=8))
+        for m, manager in enumerate(self.managers):
+            for p in range(len(self.prefills)):
+                self._ensure(m, p)
+            manager.start_heartbeat()
+            self.clock.wait_for_sleepers(m + 1)
+            self.clock.advance(CONFIG.heartbeat_interval / (self.plan.managers + 1))  # staggered
+        self.started = True
+
+    def close(self) -> None:
+        for manager in self.managers:
+            manager.close()
+        for prefill in self.prefills:
+            prefill.close()
+        self.net.close()
+
+    # -- what the run keeps ---------------------------------------------------------------------
+    def sizes(self) -> dict[str, int]:
+        roots: dict[str, Any] = {f"manager{m}": mgr for m, mgr in enumerate(self.managers)}
+        for cls in _variant_classes(self.variant):
+            for name, value in vars(cls).items():
+                if isinstance(value, CONTAINERS):
+                    roots[f"{cls.__name__}.{name}"] = value
+        modules = {sys.modules.get(cls.__module__) for cls in _variant_classes(self.variant)}
+        for module in (module for module in modules if module is not None):
+            for name, value in vars(module).items():
+                if isinstance(value, CONTAINERS) and not name.startswith("__"):
+                    roots[f"{module.__name__}.{name}"] = value
+        return container_sizes(roots)
+
+    def warm_up(self) -> None:
+        """One request per manager and prefill from open to end, and its cleanup."""
+        requests = []
+        for m in range(len(self.managers)):
+            for p in range(len(self.prefills)):
+                request = self.open_request(m, p, None)
+                if request is not None:
+                    self.init(request)
+                    self.send(request)
+                    requests.append(request)
+        for _ in range(2):  # with latency, the metadata and the answer each take a second
+            self.tick()
+            for request in requests:
+                self.poll(request)
+        self.run_cleanups()
+
+    def drain(self) -> None:
+        """End everything: prefills back, delays due, every open request ended and cleared."""
+        for p in range(len(self.prefills)):
+            if self.down_since[p] is not None:
+                self.toggle_kill(p)
+        self.advance(CONFIG.waiting_timeout + 3 * CONFIG.heartbeat_interval, "drain")
+        for request in list(self.open):
+            self.poll(request)
+            if request in self.open:
+                self.note(f"decode {request.manager}", f"abort room {request.room} (drain)")
+                self.call(request.receiver.abort)
+                self.poll(request)
+        self.run_cleanups()
+        for _ in range(CONFIG.heartbeat_max_failures + 1):
+            self.tick()
+
+    def check_bound(self, before: dict[str, int], requests: int) -> None:
+        after = self.sizes()
+        grew = grown(before, after)
+        if grew:
+            listed = ", ".join(f"{path} {a} -> {b}" for path, (a, b) in list(grew.items())[:4])
+            raise Violation("whole-state-bound", f"after all {requests} requests ended and were cleared: "
+                            f"{listed}")  # fmt: skip
+
+    # -- the scheduler's steps ---------------------------------------------------------------------
+    def open_request(self, m: int, p: int, room: int | None) -> Request | None:
+        if not self._ensure(m, p):
+            self.note(f"decode {m}", f"no parallel info from prefill {p}: request not opened")
+            return None
+        room = next(self._rooms) if room is None else room
+        addr = self.prefills[p].bootstrap_addr
+        receiver = self.call(lambda: self.variant.KVReceiver(self.managers[m], addr, room), "KVReceiver()")
+        request = Request(next(self._numbers), m, p, room, receiver)
+        self.open.append(request)
+        self.cleared.discard((m, room))
+        self.note(f"decode {m}", f"open room {room} on prefill {p}")
+        return request
+
+    def init(self, request: Request) -> None:
+        manager = self.managers[request.manager]
+        if request.inited or manager.request_status.get(request.room) == KVPoll.Failed:
+            return  # the scheduler inits a request once, and never one that already failed
+        request.inited = True
+        before = self._pool_entries(request)
+        self._attributed(request, lambda: request.receiver.init(0), "init")
+        after = self._pool_entries(request)
+        request.used.update(after)
+        if manager.request_status.get(request.room) == KVPoll.Failed:
+            added = [key for key, entry in after.items() if before.get(key) is not entry]
+            self.note(f"decode {request.manager}", f"init room {request.room}: Failed")
+            if added:
+                raise Violation("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
+                                f"cache entries {added}")  # fmt: skip
+            return
+        self.note(f"decode {request.manager}", f"init room {request.room}: ports {self._ports(request)}")
+
+    def send(self, request: Request) -> None:
+        failed = self.managers[request.manager].request_status.get(request.room) == KVPoll.Failed
+        if not request.inited or request.sent or request not in self.open or failed:
+            return
+        request.sent, request.sent_at = True, self.clock.now()
+        failures = self.net.send_failures
+        self._attributed(request, lambda: request.receiver.send_metadata(PAGES), "send_metadata")
+        raised = self.net.send_failures > failures
+        self.note(f"decode {request.manager}", f"send_metadata room {request.room}"
+                  + (": the send raised" if raised else ""))  # fmt: skip
+        if raised:
+            self._check_invalidated(request, "its send raised")
+
+    def poll(self, request: Request) -> None:
+        if request not in self.open:
+            return
+        manager = self.managers[request.manager]
+        written = manager.request_status.get(request.room)
+        status = self._attributed(request, request.receiver.poll, "poll")
+        if status not in DONE:
+            return
+        self.note(f"decode {request.manager}", f"poll room {request.room}: {KVPoll(status).name}")
+        timed_out = (
+            request.sent_at is not None and self.clock.now() - request.sent_at >= CONFIG.waiting_timeout
+        )
+        if status == KVPoll.Failed and written == KVPoll.WaitingForInput and timed_out:
+            self._check_invalidated(request, "its waiting timeout fired")
+        self.end(request, status)
+
+    def end(self, request: Request, status: int) -> None:
+        ending = request.receiver.clear
+        if status == KVPoll.Failed and hasattr(request.receiver, "failure_exception"):
+            ending = request.receiver.failure_exception
+        self._attributed(request, ending, "clear")
+        self.open.remove(request)
+        self.ended.append((request.manager, request.room))
+        self.cleared.add((request.manager, request.room))
+        self.cleanups.append((request.manager, request.room))
+
+    def abort(self, request: Request) -> None:
+        self.note(f"decode {request.manager}", f"abort room {request.room}")
+        self._attributed(request, request.receiver.abort, "abort")
+        self._check_failed_visible(request.manager, request.room)
+
+    # -- concurrent writers ---------------------------------------------------------------------------
+    def fail_open(self, request: Request) -> None:
+        self.note("status thread", f"update_status(room {request.room}, Failed) (open)")
+        self.call(lambda: self.managers[request.manager].update_status(request.room, KVPoll.Failed))
+        self._check_failed_visible(request.manager, request.room)
+
+    def late_failed(self, m: int, room: int) -> None:
+        self.note("status thread", f"update_status(room {room}, Failed) on decode {m} (late)")
+        self.call(lambda: self.managers[m].update_status(room, KVPoll.Failed))
+
+    def late_abort(self, m: int, room: int) -> None:
+        self.note("scheduler", f"abort() of room {room} on decode {m} (late)")
+        self.call(lambda: self.managers[m].abort(room))
+
+    def cleanup(self, index: int) -> None:
+        m, room = self.cleanups.pop(index % len(self.cleanups))
+        self.note("status thread", f"_cleanup_room_tracking(room {room}) on decode {m}")
+        self.call(lambda: self.managers[m]._cleanup_room_tracking(room))
+
+    def run_cleanups(self, manager: int | None = None) -> None:
+        for index in reversed(range(len(self.cleanups))):
+            if manager in (None, self.cleanups[index][0]):
+                self.cleanup(index)
+
+    def race_cleanup(self, m: int) -> None:
+        """The decode-status thread's cleanups run between two rooms of the next failure handler."""
+        fired: list[bool] = []
+
+        def inside(addr: str, room: int) -> None:
+            if not fired:
+                fired.append(True)
+                self.note("status thread", f"cleanups inside _handle_node_failure({addr})")
+                self.run_cleanups(m)
+
+        self.hooks[m].set("node_failure.after_room", inside)
+
+    # -- prefill faults ------------------------------------------------------------------------------
+    def restart(self, p: int, same_ports: bool) -> None:
+        if self.down_since[p] is not None:
+            return
+        self.prefills[p].restart(same_ports=same_ports)
+        self.note(f"prefill {p}", f"restart on {'the same' if same_ports else 'new'} ports "
+                  f"{self.prefills[p].rank_ports}")  # fmt: skip
+
+    def toggle_kill(self, p: int) -> None:
+        prefill = self.prefills[p]
+        if self.down_since[p] is None:
+            prefill.kill()
+            self.down_since[p] = self.clock.now()
+            self.known_when_down[p] = [self.known[m][p] for m in range(len(self.managers))]
+            self.note(f"prefill {p}", "killed")
+        else:
+            prefill.start()
+            self.down_since[p] = None
+            self.note(f"prefill {p}", f"back on new ports {prefill.rank_ports}")
+
+    def pause(self, p: int) -> None:
+        for endpoint in self.prefills[p].endpoints:
+            self.net.delay(CONFIG.waiting_timeout + 2 * CONFIG.heartbeat_interval, 4, endpoint=endpoint)
+        self.note(f"prefill {p}", "paused: its next messages wait past the waiting timeout")
+
+    def drop(self, p: int, rank: int) -> None:
+        endpoints = self.prefills[p].endpoints
+        if endpoints:
+            self.net.drop(1, endpoint=endpoints[rank % len(endpoints)])
+            self.note(f"prefill {p}", f"the next message to rank {rank % len(endpoints)} is lost")
+
+    def delay_status(self, m: int) -> None:
+        self.net.delay(2 * CONFIG.heartbeat_interval, 1, endpoint=f"tcp://{self.managers[m].inbox.endpoint}")
+        self.note(f"decode {m}", "the next message to its inbox is held for 10 s")
+
+    # -- time ---------------------------------------------------------------------------------------------
+    def tick(self) -> None:
+        self.advance(CONFIG.heartbeat_interval, "tick")
+
+    def advance(self, seconds: float, why: str) -> None:
+        """Let time pass; a pending `hb_miss` fails the one probe of a single heartbeat interval."""
+        one_round = seconds <= CONFIG.heartbeat_interval
+        missed = [self.prefills[p].bootstrap_addr for p in self.misses if self.down_since[p] is None]
+        for addr in missed if one_round else []:
+            self.net.kill(addr)
+        self._advance_delivering(self.clock.now() + seconds)
+        for addr in missed if one_round else []:
+            self.net.revive(addr)
+        if one_round:
+            self.misses.clear()
+        self.note("clock", f"{why}: +{seconds:g} s")
+        self._check_detections()
+
+    def _advance_delivering(self, target: float) -> None:
+        """Move the clock to `target`, delivering each held message at its due time."""
+        while (due := self.net.next_due()) is not None and due <= target:
+            self.clock.advance(max(0.0, due - self.clock.now()))
+            self.net.pump()
+        self.clock.advance(target - self.clock.now())
+        self.net.pump()
+
+    def collect(self) -> None:
+        gc.collect()
+        self.note("clock", "gc.collect()")
+
+    # -- checks after every step ----------------------------------------------------------------------
+    def check_always(self) -> None:
+        if self.errors.errors:
+            raise Violation("threads-alive", f"a thread raised: {self.errors.describe()}")
+        for m, manager in enumerate(self.managers):
+            if not manager.heartbeat_alive:
+                raise Violation("threads-alive", f"decode {m}'s heartbeat thread is gone")
+            for mm, room in self.cleared:
+                if mm == m and room in manager.request_status:
+                    status = KVPoll(manager.request_status[room]).name
+                    raise Violation("cleared-stays-cleared", f"room {room} was cleared on decode {m} and is "
+                                    f"back as {status}")  # fmt: skip
+
+    def overlap(self) -> float:
+        """How many cache generations of one key are in use at once (by open requests, or cached),
+        plus a little for each open request that holds one.
+
+        The search steers towards runs where this is high (Hypothesis `target`): two
+        generations at once is where an invalidation can hit the wrong one.
+        """
+        best = 0.01 * sum(bool(r.used) for r in self.open)
+        for m, manager in enumerate(self.managers):
+            pool = manager.connection_pool
+            for key in {key for r in self.open if r.manager == m for key in r.used}:
+                entries = {id(r.used[key]) for r in self.open if r.manager == m and key in r.used}
+                if key in pool:
+                    entries.add(id(pool[key]))
+                best = max(best, len(entries) + 0.01 * sum(bool(r.used) for r in self.open))
+        return best
+
+    def _check_detections(self) -> None:
+        grace = CONFIG.heartbeat_interval * (CONFIG.heartbeat_max_failures + 1)
+        for p, since in enumerate(self.down_since):
+            if since is None or self.clock.now() - since < grace:
+                continue
+            for m, manager in enumerate(self.managers):
+                if not self.known_when_down[p][m]:
+                    continue
+                for request in self.open:
+                    if (request.manager, request.prefill) != (m, p):
+                        continue
+                    status = manager.request_status.get(request.room)
+                    if status not in (KVPoll.Success, KVPoll.Failed):
+                        shown = "absent" if status is None else KVPoll(status).name
+                        raise Violation(
+                            "node-failure-fails-rooms",
+                            f"prefill {p} died at {since:g} s; at "
+                            f"{self.clock.now():g} s decode {m}'s room {request.room} is {shown}",
+                        )
+                self.known[m][p] = False
+            self.known_when_down[p] = [False] * len(self.managers)
+
+    def _check_failed_visible(self, m: int, room: int) -> None:
+        status = self.managers[m].request_status.get(room)
+        if status != KVPoll.Failed:
+            shown = "absent" if status is None else KVPoll(status).name
+            raise Violation(
+                "failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}"
+            )
+
+    def _check_invalidated(self, request: Request, why: str) -> None:
+        pool = self.managers[request.manager].connection_pool
+        kept = [key for key, entry in request.used.items() if pool.get(key) is entry]
+        if kept:
+            raise Violation("failed-entry-invalidated", f"room {request.room} failed ({why}) on cached "
+                            f"entries that are still cached: {kept}")  # fmt: skip
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def _ensure(self, m: int, p: int) -> bool:
+        ok = bool(
+            self.call(lambda: self.managers[m].try_ensure_parallel_info(self.prefills[p].bootstrap_addr))
+        )
+        self.known[m][p] = self.known[m][p] or ok
+        return ok
+
+    def _prefix(self, request: Request) -> str:
+        return f"{self.prefills[request.prefill].bootstrap_addr}_"
+
+    def _pool_entries(self, request: Request) -> dict[str, Any]:
+        """The cache entries for the request's prefill (upstream's key starts with its address)."""
+        pool = self.managers[request.manager].connection_pool
+        return {key: entry for key, entry in list(pool.items()) if key.startswith(self._prefix(request))}
+
+    def _ports(self, request: Request) -> list[int]:
+        return [int(info["rank_port"]) for info in request.receiver.bootstrap_infos or []]
+
+    def _attributed(self, request: Request, call: Callable[[], Any], what: str) -> Any:
+        """Run one receiver call; any cache entry it removes must be one the request used."""
+        pool = self.managers[request.manager].connection_pool
+        before = dict(pool)
+        result = self.call(call, f"{what} of room {request.room}")
+        removed = [key for key, entry in before.items() if pool.get(key) is not entry]
+        looked_up = self._pool_entries(request).keys() | {
+            k for k in before if k.startswith(self._prefix(request))
+        }
+        foreign = [
+            key for key in removed
+            if request.used.get(key) is not before[key] and not (what == "init" and key in looked_up)
+        ]  # fmt: skip
+        if foreign:
+            raise Violation("invalidate-own-only", f"{what} of room {request.room} removed cache entries it "
+                            f"never used: {foreign}")  # fmt: skip
+        return result
+
+    def call(self, call: Callable[[], Any], what: str = "a call") -> Any:
+        try:
+            return call()
+        except Violation:
+            raise
+        except Exception as exc:
+            raise Violation("no-raise", f"{what} raised {type(exc).__name__}: {exc}") from exc
+
+    def note(self, lane: str, text: str) -> None:
+        self.log.append((self.clock.now(), lane, text))
+
+
+def _variant_classes(variant: ModuleType) -> list[type]:
+    found = []
+    for name in ("KVManager", "KVReceiver"):
+        cls = getattr(variant, name, None)
+        for klass in getattr(cls, "__mro__", ()):
+            if klass is not object and klass not in found:
+                found.append(klass)
+    return found

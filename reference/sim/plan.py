@@ -1,0 +1,98 @@
+"""A simulation run as data: a topology, the fault kinds switched on, and a list of steps.
+
+One plan decides everything a run does, so a plan is also its replay file. Hypothesis
+draws plans (`plans(profile)`) and shrinks a failing one to a short list of steps; the
+runner (`cluster.py`) executes a plan the same way on every machine.
+
+Swarm testing (Groce et al., ISSTA 2012): each plan first picks which of its profile's
+fault kinds are on, so runs without, say, restarts but with many dropped messages are as
+common as runs with everything, and rare combinations get exercised.
+
+A step is `(kind, a, b)`: `a` and `b` pick among what exists when the step runs (a
+manager, a prefill, an open request, an ended room) modulo their count, so every list
+of steps is valid and shrinking never makes a plan meaningless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+SOCKETS = ("upstream", "fail-fast")  # a plan draws one; the run's own setting first (shrinks to it)
+
+# The decode scheduler's own steps, in every profile, each with its weight in a draw:
+# `request` opens, inits and sends one new request; `poll` is one scheduler pass that
+# polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass.
+WORKLOAD = {"request": 6, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1, "abort": 1,
+            "end_status": 2}  # fmt: skip
+# Faults and concurrent writers, switched on per profile and per run (swarm).
+FAULTS = {
+    "fail_open": "the decode-status thread writes Failed for an open room",
+    "late_failed": "a late Failed for an ended, cleared room (decode-status thread, node failure)",
+    "late_abort": "a late abort() of an ended, cleared request",
+    "reuse": "a new request reuses the room id of an ended one",
+    "restart_new": "a prefill restarts behind its bootstrap address on new ports",
+    "restart_same": "a prefill restarts behind its bootstrap address on the same ports",
+    "kill": "a prefill dies (it is revived later, on new ports)",
+    "pause": "a prefill stops answering for longer than the waiting timeout, /health still up",
+    "drop": "the next message to a prefill rank is lost",
+    "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
+    "hb_miss": "one /health probe of a live prefill fails",
+    "race_cleanup": "the decode-status thread's cleanups run inside the failure handler's loop",
+    "timeout": "virtual time jumps past the waiting timeout",
+    "gc": "gc.collect() runs",
+    "latency": "(for the whole run) every message takes a second: requests stay in flight until time passes",
+}
+KINDS = (*WORKLOAD, *FAULTS)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a lesson's simulation may do: its fault kinds, and how long its runs are."""
+
+    faults: tuple[str, ...]
+    steps: int = 60  # at most this many steps a run
+
+
+@dataclass
+class Plan:
+    seed: int  # the run's seed, for the record; the steps alone decide the run
+    managers: int
+    prefills: list[tuple[int, int]]  # (tp, cp) of each prefill
+    sockets: str  # "upstream" or "fail-fast" (reference/transport/sockets.py)
+    faults: list[str]
+    steps: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        steps = [(str(k), int(a), int(b)) for k, a, b in data["steps"]]
+        unknown = sorted({k for k, _, _ in steps} - set(KINDS))
+        if unknown:
+            raise ValueError(f"unknown step kind(s): {', '.join(unknown)}")
+        prefills = [(int(tp), int(cp)) for tp, cp in data["prefills"]]
+        return cls(int(data["seed"]), int(data["managers"]), prefills, str(data["sockets"]),
+                   [str(f) for f in data["faults"]], steps)  # fmt: skip
+
+
+def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Plan]:
+    """Plans for one lesson's profile: a topology, a swarm of its faults, the decode's socket
+    options (`sockets` first, so a counterexample shrinks to it), then the steps."""
+    topology = st.tuples(st.integers(1, 2), st.lists(st.tuples(st.integers(1, 2), st.integers(1, 2)),
+                                                      min_size=1, max_size=2))  # fmt: skip
+    swarm = st.sets(st.sampled_from(profile.faults)) if profile.faults else st.just(set())
+    sockets_drawn = st.sampled_from([sockets, *(s for s in SOCKETS if s != sockets)])
+
+    def with_steps(shape: tuple[tuple[int, list[tuple[int, int]]], set[str], str]) -> st.SearchStrategy[Plan]:
+        (managers, prefills), faults, sockets = shape
+        kinds = [kind for kind, weight in WORKLOAD.items() for _ in range(weight)] + sorted(faults)
+        step = st.tuples(st.sampled_from(kinds), st.integers(0, 7), st.integers(0, 7))
+        return st.lists(step, min_size=profile.steps // 3, max_size=profile.steps).map(
+            lambda steps: Plan(seed, managers, prefills, sockets, sorted(faults), steps)
+        )
+
+    return st.tuples(topology, swarm, sockets_drawn).flatmap(with_steps)

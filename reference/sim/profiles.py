@@ -1,0 +1,29 @@
+"""Which faults each lesson's simulation switches on (each run then takes a swarm of them).
+
+A fix lesson's profile holds the faults its upstream fix is about and the ones any
+request meets (restarts, kills, lost messages, heartbeat misses, time jumps, garbage
+collection), but not the combinations that trigger a residual defect upstream's fix
+leaves open (those are the residual lessons' profiles): a late Success lifting a Failed
+room, or a late abort, keep a failure record for ever in upstream's code
+(`failure-records`), and a reused room id takes an earlier request's late writes
+(`room-reuse`). So `fixed` is `ok` on the four fix lessons and `bug` where upstream is
+open, and a module given with `--impl`, expected `ok` everywhere, meets every fault.
+"""
+
+from __future__ import annotations
+
+from reference.sim.plan import FAULTS, Profile
+
+EVERYDAY = ("kill", "drop", "hb_miss", "timeout", "gc", "latency")
+
+PROFILES: dict[str, Profile] = {
+    "failed-resurrect": Profile((*EVERYDAY, "fail_open", "late_failed", "race_cleanup", "restart_new")),
+    "live-set-race": Profile((*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same")),
+    "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause")),
+    "failure-records": Profile(
+        (*EVERYDAY, "late_abort", "late_failed", "delay_status", "pause", "fail_open")
+    ),
+    "room-reuse": Profile((*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause")),
+    "restart-recovery": Profile(tuple(FAULTS)),
+    "stale-tracker": Profile(tuple(FAULTS)),
+}

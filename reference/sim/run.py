@@ -1,0 +1,104 @@
+"""Run one plan against one variant: set up, warm up, every step and its checks, drain.
+
+`run_plan(variant, plan)` returns a `Run`: the violation (or None), the log of what
+happened, and the number of requests. The same plan gives the same run on every
+machine: the plan holds every choice, the clock is virtual, and the heartbeat threads
+run one at a time at fixed virtual instants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from reference.harness.capture import thread_errors
+from reference.sim.cluster import Cluster
+from reference.sim.invariants import Violation
+from reference.sim.plan import Plan
+
+
+@dataclass
+class Run:
+    plan: Plan
+    violation: Violation | None
+    log: list[tuple[float, str, str]] = field(default_factory=list)
+    requests: int = 0
+    overlap: float = 0.0  # the most cache generations of one key in use at once (the search's target)
+
+
+def run_plan(variant: ModuleType, plan: Plan) -> Run:
+    with thread_errors() as errors:
+        cluster = Cluster(variant, plan, errors)
+        violation, overlap = None, 0.0
+        try:
+            cluster.start()
+            cluster.warm_up()
+            baseline = cluster.sizes()
+            for index, step in enumerate(plan.steps):
+                cluster.step_index = index
+                _step(cluster, *step)
+                cluster.check_always()
+                overlap = max(overlap, cluster.overlap())
+            cluster.step_index = None
+            cluster.drain()
+            cluster.check_always()
+            cluster.check_bound(baseline, next(cluster._numbers))
+        except Violation as exc:
+            exc.step = cluster.step_index
+            violation = exc
+        finally:
+            cluster.close()
+        if violation is None and errors.errors:
+            violation = Violation("threads-alive", f"a thread raised: {errors.describe()}")
+    return Run(plan, violation, cluster.log, next(cluster._numbers), overlap)
+
+
+def _step(c: Cluster, kind: str, a: int, b: int) -> None:
+    request = c.open[a % len(c.open)] if c.open else None
+    ended = c.ended[a % len(c.ended)] if c.ended else None
+    p, m = a % len(c.prefills), a % len(c.managers)
+    if kind in ("open", "request"):
+        opened = c.open_request(m, b % len(c.prefills), None)
+        if opened is not None and kind == "request":
+            c.init(opened)
+            c.send(opened)
+    elif kind == "poll":
+        _poll_all(c, a)
+    elif kind in ("wait", "tick", "timeout"):
+        seconds = {"wait": (a + 1) * 20.0, "tick": 5.0, "timeout": 300.0}[kind]
+        c.advance(seconds, kind)
+        _poll_all(c, a)  # the scheduler polls every request on each pass: it sees a timeout at once
+    elif kind == "reuse" and ended is not None and not any((r.manager, r.room) == ended for r in c.open):
+        c.open_request(ended[0], b % len(c.prefills), ended[1])
+    elif kind in ("init", "send", "abort", "fail_open") and request is not None:
+        getattr(c, kind)(request)
+    elif kind == "end_status" and c.cleanups:
+        c.cleanup(a)
+    elif kind == "late_failed" and ended is not None:
+        c.late_failed(*ended)
+    elif kind == "late_abort" and ended is not None:
+        c.late_abort(*ended)
+    elif kind in ("restart_new", "restart_same"):
+        c.restart(p, same_ports=kind == "restart_same")
+    elif kind == "kill":
+        c.toggle_kill(p)
+    elif kind == "pause":
+        c.pause(p)
+    elif kind == "drop":
+        c.drop(p, b)
+    elif kind == "delay_status":
+        c.delay_status(m)
+    elif kind == "hb_miss":
+        c.misses.add(p)
+    elif kind == "race_cleanup":
+        c.race_cleanup(m)
+    elif kind == "gc":
+        c.collect()
+
+
+def _poll_all(c: Cluster, start: int) -> None:
+    """One scheduler pass: poll every open request, starting at the `start`-th."""
+    if c.open:
+        first = start % len(c.open)
+        for request in c.open[first:] + c.open[:first]:
+            c.poll(request)
