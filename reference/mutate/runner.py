@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -120,6 +121,8 @@ class Judge:
         self._own = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="semantic-mutants-")) if workdir is None else workdir
         self.baselines: dict[tuple[int, str, tuple[str, ...]], Verdicts] = {}
+        self._lock = threading.Lock()
+        self._copies = 0
 
     def close(self) -> None:
         if self._own:
@@ -128,19 +131,27 @@ class Judge:
     def baseline(self, variant: str, lessons: tuple[str, ...], stage: int = -1) -> Verdicts:
         stage %= len(self.stages)
         key = (stage, variant, lessons)
-        if key not in self.baselines:
-            package = _copy(variant, self.workdir, f"unmutated_{variant}_{len(self.baselines)}", None)
-            runs = [run_impl(package, lessons, self.timeout, self.stages[stage]) for _ in range(2)]
-            shutil.rmtree(package, ignore_errors=True)
-            for status, _, note in runs:
-                if status != "ran":
-                    raise RunError(f"unmutated {variant} on {', '.join(lessons)}: {status} {note}")
-            if runs[0][1] != runs[1][1]:  # a verdict that varies would pass for a kill
-                raise RunError(
-                    f"unmutated {variant} on {', '.join(lessons)}: verdicts differ between two runs"
-                )
-            self.baselines[key] = runs[0][1]
+        with self._lock:
+            known = self.baselines.get(key)
+        if known is None:
+            self._baseline_for(variant, lessons, stage)
         return self.baselines[key]
+
+    def _baseline_run(self, variant: str, lessons: tuple[str, ...], stage: int) -> Verdicts:
+        """The unmutated copy's verdicts, from two runs that must agree (a verdict that
+        varied would pass for a kill)."""
+        with self._lock:
+            self._copies += 1
+            name = f"unmutated_{variant}_{self._copies}"
+        package = _copy(variant, self.workdir, name, None)
+        runs = [run_impl(package, lessons, self.timeout, self.stages[stage]) for _ in range(2)]
+        shutil.rmtree(package, ignore_errors=True)
+        for status, _, note in runs:
+            if status != "ran":
+                raise RunError(f"unmutated {variant} on {', '.join(lessons)}: {status} {note}")
+        if runs[0][1] != runs[1][1]:
+            raise RunError(f"unmutated {variant} on {', '.join(lessons)}: verdicts differ between two runs")
+        return runs[0][1]
 
     def judge(self, mutant: Mutant) -> Outcome:
         package = _copy(
@@ -168,18 +179,25 @@ class Judge:
     def judge_all(
         self, mutants: Sequence[Mutant], jobs: int = 2, progress: Callable[[Outcome], None] | None = None
     ) -> list[Outcome]:
-        for key in dict.fromkeys((m.variant, m.lessons) for m in mutants):  # baselines first, serially
-            for stage in range(len(self.stages)):
-                self.baseline(*key, stage)
-
         def one(mutant: Mutant) -> Outcome:
             outcome = self.judge(mutant)
             if progress is not None:
                 progress(outcome)
             return outcome
 
+        keys = [
+            (variant, lessons, stage)
+            for variant, lessons in dict.fromkeys((m.variant, m.lessons) for m in mutants)
+            for stage in range(len(self.stages))
+        ]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(lambda key: self._baseline_for(*key), keys))  # all baselines first
             return list(pool.map(one, mutants))
+
+    def _baseline_for(self, variant: str, lessons: tuple[str, ...], stage: int) -> None:
+        verdicts = self._baseline_run(variant, lessons, stage)
+        with self._lock:
+            self.baselines.setdefault((stage % len(self.stages), variant, lessons), verdicts)
 
 
 def unmutated_sources(variant: str) -> dict[str, str]:
