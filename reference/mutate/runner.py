@@ -81,7 +81,18 @@ def run_impl(
     except ValueError:  # `--impl` could not load the copy: one line on stderr, exit 2
         lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
         return "import-error", {}, lines[-1][:300]
-    return "ran", _verdicts(payload), ""
+    return "ran", _verdicts(payload), _unknown_symptoms(payload)
+
+
+def _unknown_symptoms(payload: dict) -> str:
+    """What the checks that could not decide said (a bound hit, an exception), in short."""
+    found = [
+        f"{result['lesson']}/{check['id']}: {check.get('symptom', '')[:160]}"
+        for result in payload["results"]
+        for check in result.get("checks", ())
+        if check["verdict"] == "unknown"
+    ]
+    return " | ".join(found[:3])
 
 
 def compare(baseline: Verdicts, got: Verdicts) -> tuple[str, list[str]]:
@@ -171,7 +182,7 @@ class Judge:
                     return Outcome(mutant, status, seconds, note=note, stage=where)
                 verdict, diffs = compare(baseline, verdicts)
                 if verdict != "survived":
-                    return Outcome(mutant, verdict, seconds, diffs, stage=where)
+                    return Outcome(mutant, verdict, seconds, diffs, note=note, stage=where)
             return Outcome(mutant, "survived", seconds)
         finally:
             shutil.rmtree(package, ignore_errors=True)
