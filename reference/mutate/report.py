@@ -17,7 +17,7 @@ from reference.mutate.judgments import EQ, GAP, JUDGMENTS
 from reference.mutate.runner import Outcome, unmutated_sources
 
 DETECTED = ("killed", "unknown", "timeout", "import-error")
-STATUSES = (*DETECTED, "survived")
+STATUSES = (*DETECTED, "survived", "inconclusive")
 JUDGED = ("of which equivalent", "of which known gap")
 
 
@@ -66,12 +66,14 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
     survivors = [r for r in rows if r["status"] == "survived"]
     equivalent = sum(1 for r in survivors if _judgment(r["key"])[0] == "equivalent")
     detected = sum(counts[s] for s in DETECTED)
-    non_equivalent = len(rows) - equivalent
+    non_equivalent = len(rows) - equivalent - counts["inconclusive"]
     rate = detected / non_equivalent if non_equivalent else 1.0
     line = (
         f"{len(rows)} mutants judged: {counts['killed']} killed, {counts['unknown']} unknown, "
         f"{counts['timeout']} timed out, {counts['import-error']} failed to import, "
-        f"{counts['survived']} survived ({equivalent} equivalent); "
+        f"{counts['survived']} survived ({equivalent} equivalent)"
+        + (f", {counts['inconclusive']} inconclusive (left out)" if counts["inconclusive"] else "")
+        + "; "
         f"kill rate over non-equivalent {detected}/{non_equivalent} = {100 * rate:.1f}%"
     )
     return {
@@ -223,9 +225,17 @@ def markdown(data: dict[str, Any]) -> str:
                 "  ```",
                 "",
             ]
-    others = [r for r in rows if r["status"] in ("timeout", "import-error", "unknown")]
+    others = [r for r in rows if r["status"] in ("timeout", "import-error", "unknown", "inconclusive")]
     if others:
-        out += ["## Unknown, timed out, failed to import", ""]
+        out += [
+            "## Unknown, timed out, failed to import, inconclusive",
+            "",
+            "`inconclusive`: in the default-run stage every differing verdict became `unknown` because a",
+            "deep check (bounded in wall-clock time) or the lesson hit its time bound; on a loaded",
+            "machine that says nothing about the mutant, so these count neither as detected nor as",
+            "survived.",
+            "",
+        ]
         out += _table(
             ["key", "mutant", "status", "what"],
             [

@@ -33,7 +33,7 @@ Verdicts = dict[str, str]  # "lesson" and "lesson/check" -> verdict
 @dataclass
 class Outcome:
     mutant: Mutant
-    status: str  # killed, unknown, timeout, import-error, survived
+    status: str  # killed, unknown, timeout, import-error, survived, inconclusive
     seconds: float
     differences: list[str] = field(default_factory=list)  # "lesson/check: ok -> bug"
     note: str = ""
@@ -86,13 +86,20 @@ def run_impl(
 
 def _unknown_symptoms(payload: dict) -> str:
     """What the checks that could not decide said (a bound hit, an exception), in short."""
-    found = [
-        f"{result['lesson']}/{check['id']}: {check.get('symptom', '')[:160]}"
-        for result in payload["results"]
-        for check in result.get("checks", ())
-        if check["verdict"] == "unknown"
-    ]
+    found = []
+    for result in payload["results"]:
+        checks = [c for c in result.get("checks", ()) if c["verdict"] == "unknown"]
+        if result["verdict"] == "unknown" and not checks:  # the lesson as a whole, e.g. its bound
+            found.append(f"{result['lesson']}: {result.get('symptom', '')[:160]}")
+        found += [f"{result['lesson']}/{c['id']}: {c.get('symptom', '')[:160]}" for c in checks]
     return " | ".join(found[:3])
+
+
+def _only_bounds(diffs: list[str], note: str) -> bool:
+    """Every differing verdict became `unknown` and every undecided check hit a time bound."""
+    return all(d.endswith("-> unknown") or d.endswith("-> absent") for d in diffs) and all(
+        "time bound" in part or "cut at its bound" in part for part in note.split(" | ")
+    )
 
 
 def compare(baseline: Verdicts, got: Verdicts) -> tuple[str, list[str]]:
@@ -181,6 +188,10 @@ class Judge:
                 if status != "ran":
                     return Outcome(mutant, status, seconds, note=note, stage=where)
                 verdict, diffs = compare(baseline, verdicts)
+                if verdict == "unknown" and stage > 0 and _only_bounds(diffs, note):
+                    # A deep check bounded in wall-clock time that ran out under load
+                    # says nothing about the mutant: reported apart, counted nowhere.
+                    return Outcome(mutant, "inconclusive", seconds, diffs, note=note, stage=where)
                 if verdict != "survived":
                     return Outcome(mutant, verdict, seconds, diffs, note=note, stage=where)
             return Outcome(mutant, "survived", seconds)
