@@ -34,12 +34,15 @@ class Mutant:
 
 
 def lessons_for(code: str) -> tuple[str, ...]:
-    """The lessons that need a class this module defines (`Lesson.needs` and each check's)."""
+    """The lessons on the default (mock) transport that need a class this module defines
+    (`Lesson.needs` and each check's)."""
     from reference.lessons import LESSONS  # a lesson import costs 0.3 s: only when asked
 
     classes = set(re.findall(r"^class (\w+)\b", code, flags=re.MULTILINE))
     found = []
     for lesson in LESSONS.values():
+        if "mock" not in lesson.transports:  # the default run's transport
+            continue
         needs = set(lesson.needs)
         for check in lesson.checklist("mock"):
             needs |= set(check.needs or ())
