@@ -48,6 +48,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random kill phases (detection)")
     parser.add_argument("--rate", type=_positive(float), help="recovery: requests/s per receiver")
     parser.add_argument("--receivers", type=_positive(int), help="recovery: concurrent decode receivers")
+    parser.add_argument("--netns", action="store_true", help="recovery: netns rows beside loopback (root)")
     return parser.parse_args(argv)
 
 
@@ -99,7 +100,8 @@ def run_part(
             _print_overhead(data)
         return data, error, None
     if part == "recovery":
-        data = {"mode": mode.name, **recovery.run(mode, args.receivers, args.rate)}
+        transports = ("loopback", "netns") if args.netns else ("loopback",)
+        data = {"mode": mode.name, **recovery.run(mode, args.receivers, args.rate, transports)}
         _print_recovery(data)
         return data, None, None
     return {"mode": mode.name, **detection.sweep(mode, args.seed)}, None, None
@@ -107,6 +109,12 @@ def run_part(
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.netns:
+        from reference.transport import transport_unusable
+
+        if transport_unusable("netns"):
+            print(f"python -m benchmarks: error: --netns: {transport_unusable('netns')}", file=sys.stderr)
+            return 2
     mode = SMOKE if args.smoke else FULL
     out: Path = args.out or (RESULTS / "smoke" if args.smoke else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
@@ -155,3 +163,5 @@ def _write(out: Path, mode: Mode, described: dict, results: dict[str, Any], run:
     for t in checked:
         verdict = {True: "MET", False: "MISSED", None: "n/a"}[t["met"]]
         print(f"target {t['id']}: {verdict}: {t['measured']}")
+    if any(t["met"] is False for t in checked):  # a measurement, not a test: the exit status ignores it
+        print("(a MISSED target is reported, not a failure: the exit status says if results are well formed)")

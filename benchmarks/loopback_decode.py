@@ -44,9 +44,12 @@ class LoopbackDecode:
         first_room: int = 1,
         sockets: SocketOptions = UPSTREAM,
         waiting_timeout: float = WAITING_TIMEOUT,
+        transport: Any = None,  # another transport with those socket options (the netns rows)
     ) -> None:
         self.module, self.prefill = module, prefill
-        self.transport = LoopbackTransport(send_timeout=sockets.send_timeout, immediate=sockets.immediate)
+        self.transport = transport or LoopbackTransport(
+            send_timeout=sockets.send_timeout, immediate=sockets.immediate
+        )
         self.memory = KVMemory(regions=2, pages=slots * PAGES_PER_REQUEST, item_len=ITEM_LEN)
         config = ManagerConfig(waiting_timeout=waiting_timeout)
         self.manager = module.KVManager(self.transport, config, RealClock())

@@ -19,6 +19,10 @@ and the request fails on its waiting timeout (cut to 1 s here, reported in the
 config); with fail-fast sockets (IMMEDIATE=1, SNDTIMEO 0.1 s) the send itself fails.
 Each sweep is one set of socket options, named in every row.
 
+Transports (`transports`): loopback (every process on 127.0.0.1) and, with
+`--netns` as root, netns: the prefill and each decode rank on its own network
+namespace (`reference/netns/`), the same socket options; each sweep names its transport.
+
 Variants alternate within each repetition (buggy, fixed, hardened, buggy, ...) so both see the
 same machine load over time. The heartbeat cannot rescue the buggy form here: the
 restart takes well under interval x misses (10 s), which is exactly upstream's trigger.
@@ -51,20 +55,28 @@ REGISTER_WITHIN = 30.0  # real seconds a restarted prefill may take to register
 POLL_S = 0.001
 
 
-class Fleet:
-    """`receivers` decode ranks facing one restartable loopback prefill (a `stream.System`)."""
+TRANSPORTS = ("loopback", "netns")
+DECODE_HOSTS = 8  # netns: decode rank i on 198.18.0.(2 + i)
 
-    def __init__(self, module: ModuleType, prefill: Any, receivers: int, sockets: SocketOptions) -> None:
-        self.prefill = prefill
+
+class Fleet:
+    """`receivers` decode ranks facing one restartable prefill (a `stream.System`); `network`
+    (netns) makes each rank's transport on its own host and watches the route from the first."""
+
+    def __init__(self, module: ModuleType, prefill: Any, receivers: int, sockets: SocketOptions,
+                 network: Any = None) -> None:  # fmt: skip
+        self.prefill, self.network = prefill, network
         self._stack = ExitStack()
-        self.decodes = [
-            self._stack.enter_context(
-                LoopbackDecode(module, prefill, first_room=1 + i * ROOMS_PER_DECODE, sockets=sockets)
-            )
-            for i in range(receivers)
-        ]
+        self.decodes = [self._stack.enter_context(self._decode(module, i, sockets)) for i in range(receivers)]
         for decode in self.decodes:
             decode.manager.start_heartbeat()
+
+    def _decode(self, module: ModuleType, index: int, sockets: SocketOptions) -> LoopbackDecode:
+        transport = self.network.decode(index, sockets) if self.network else None
+        first_room = 1 + index * ROOMS_PER_DECODE
+        return LoopbackDecode(
+            module, self.prefill, first_room=first_room, sockets=sockets, transport=transport
+        )
 
     def request(self, slot: int) -> Outcome:
         outcome = self.decodes[slot].request()
@@ -87,6 +99,13 @@ class Fleet:
         return probe
 
     def _watch(self, registered: list[float]) -> None:
+        if self.network is None:
+            self._poll_route(registered)
+            return
+        with self.network.entered():  # this thread's sockets on the first decode host
+            self._poll_route(registered)
+
+    def _poll_route(self, registered: list[float]) -> None:
         url = f"http://{self.prefill.bootstrap_addr}/route?{ALL_RANKS}"
         deadline = time.monotonic() + REGISTER_WITHIN
         with requests.Session() as http:
@@ -106,11 +125,48 @@ class Fleet:
         self._stack.close()
 
 
-def one_run(variant: str, config: StreamConfig, sockets: SocketOptions, repetition: int) -> dict[str, Any]:
+class NetnsNetwork:
+    """The netns rows' hosts: a prefill and up to DECODE_HOSTS decode ranks, one namespace each."""
+
+    def __init__(self, stack: ExitStack) -> None:
+        from reference.netns.topology import PREFILL_IP_BASE, Topology
+
+        self.topology = Topology()
+        stack.callback(self.topology.close)
+        self.prefill_host = self.topology.add_host("prefill-0", f"198.18.0.{PREFILL_IP_BASE}")
+        self.hosts: list[Any] = []
+
+    def decode(self, index: int, sockets: SocketOptions) -> Any:
+        from reference.netns.transport import NetnsTransport
+
+        if index >= DECODE_HOSTS:
+            raise ValueError(f"the netns rows have at most {DECODE_HOSTS} decode ranks")
+        host = self.topology.add_host(f"decode-{index}", f"198.18.0.{2 + index}")
+        self.hosts.append(host)
+        return NetnsTransport(host.ns, host.ip, sockets.send_timeout, sockets.immediate)
+
+    def entered(self) -> Any:
+        from reference.netns import ns
+
+        return ns.entered(self.hosts[0].ns)
+
+
+def _prefill(stack: ExitStack, transport: str) -> tuple[Any, NetnsNetwork | None]:
+    if transport == "loopback":
+        return stack.enter_context(LoopbackPrefill(tp_size=TP_SIZE)), None
+    from reference.netns.prefill import NetnsPrefill
+
+    network = NetnsNetwork(stack)
+    return stack.enter_context(NetnsPrefill(network.prefill_host, tp_size=TP_SIZE)), network
+
+
+def one_run(variant: str, config: StreamConfig, sockets: SocketOptions, repetition: int,
+            transport: str = "loopback") -> dict[str, Any]:  # fmt: skip
     module = importlib.import_module(f"reference.{variant}")
-    with LoopbackPrefill(tp_size=TP_SIZE) as prefill:
+    with ExitStack() as stack:
+        prefill, network = _prefill(stack, transport)
         old_ports = list(prefill.rank_ports)
-        fleet = Fleet(module, prefill, config.receivers, sockets)
+        fleet = Fleet(module, prefill, config.receivers, sockets, network)
         try:
             requests_, registered = run_stream(fleet, config)
             misses = fleet.heartbeat_misses()
@@ -121,7 +177,8 @@ def one_run(variant: str, config: StreamConfig, sockets: SocketOptions, repetiti
     return run
 
 
-def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> dict[str, Any]:
+def run(mode: Mode, receivers: int | None = None, rate: float | None = None,
+        transports: tuple[str, ...] = ("loopback",)) -> dict[str, Any]:  # fmt: skip
     config = StreamConfig(
         receivers=receivers or mode.recovery_receivers,
         rate=rate or mode.recovery_rate,
@@ -129,14 +186,16 @@ def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> 
         horizon=mode.recovery_horizon,
     )
     sweeps = []
-    for sockets in mode.recovery_sockets:
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
-        for repetition in range(mode.recovery_repeats):
-            for name in VARIANTS:
-                runs[name].append(one_run(name, config, sockets, repetition))
-        variants = {name: {"summary": summarise_variant(r), "runs": r} for name, r in runs.items()}
-        sweeps.append({"sockets": sockets.label, "sockets_name": sockets.name, "immediate": sockets.immediate,
-                       "send_timeout_s": sockets.send_timeout, "variants": variants})  # fmt: skip
+    for transport in transports:
+        for sockets in mode.recovery_sockets:
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in VARIANTS}
+            for repetition in range(mode.recovery_repeats):
+                for name in VARIANTS:
+                    runs[name].append(one_run(name, config, sockets, repetition, transport))
+            variants = {name: {"summary": summarise_variant(r), "runs": r} for name, r in runs.items()}
+            sweeps.append({"transport": transport, "sockets": sockets.label, "sockets_name": sockets.name,
+                           "immediate": sockets.immediate, "send_timeout_s": sockets.send_timeout,
+                           "variants": variants})  # fmt: skip
     return {
         "config": {
             "receivers": config.receivers,
@@ -144,6 +203,7 @@ def run(mode: Mode, receivers: int | None = None, rate: float | None = None) -> 
             "before_s": config.before,
             "horizon_s": config.horizon,
             "repetitions": mode.recovery_repeats,
+            "transports": list(transports),
             "prefill_tp_size": TP_SIZE,
             "waiting_timeout_s": WAITING_TIMEOUT,
             "waiting_timeout": f"{WAITING_TIMEOUT:g} s, shortened from upstream's 300 s for the run",

@@ -93,8 +93,11 @@ def summarise_run(
 
 
 def sweep_label(sweep: dict[str, Any]) -> str:
-    """The socket options a sweep ran on; results from before the `sockets` key name only a send timeout."""
-    return str(sweep.get("sockets") or f"fail-fast (IMMEDIATE=1, SNDTIMEO {sweep['send_timeout_s']:g} s)")
+    """The socket options a sweep ran on (and its transport, when not loopback); results from
+    before the `sockets` key name only a send timeout."""
+    sockets = str(sweep.get("sockets") or f"fail-fast (IMMEDIATE=1, SNDTIMEO {sweep['send_timeout_s']:g} s)")
+    transport = sweep.get("transport", "loopback")
+    return sockets if transport == "loopback" else f"{transport}, {sockets}"
 
 
 def spread(values: list[float | str | None]) -> dict[str, Any] | str:

@@ -74,7 +74,8 @@ def check_detection(data: dict[str, Any], mode: Mode) -> list[str]:
 
 def check_recovery(data: dict[str, Any], mode: Mode) -> list[str]:
     sweeps = data.get("sweeps", [])
-    want = len(mode.recovery_sockets)
+    transports = data.get("config", {}).get("transports", ["loopback"])
+    want = len(mode.recovery_sockets) * len(transports)
     problems = [] if len(sweeps) == want else [f"recovery: {len(sweeps)} sweeps, expected {want}"]
     for sweep in sweeps:
         for name in ("buggy", "fixed", "hardened"):

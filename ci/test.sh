@@ -17,10 +17,13 @@ if [ "${CI:-}" = true ]; then export SGLANG_WHEELS_REQUIRED=1; fi
 # clock: every lesson, check, exploration, revert; under 2 minutes), then the slow tier (real
 # processes, sockets, KV backends, notebook kernels, fuzzing, time bounds): tests/conftest.py.
 tier() {  # exit 5 (nothing selected: arguments naming only the other tier's tests) is fine
-  .venv/bin/python -m pytest -n 2 -m "$@" || [ $? -eq 5 ]
+  .venv/bin/python -m pytest -n 2 -rs -m "$@" || [ $? -eq 5 ]  # -rs: each skip with its reason
 }
-tier "not slow" "$@"
+tier "not slow and not netns" "$@"
 if [ "$quick" = 1 ]; then exit 0; fi
-tier slow "$@"
+tier "slow and not netns" "$@"
+# The netns tier (hosts in their own network namespaces; root, iproute2, nftables: .ci/run
+# installs them): one worker, as its tests count the namespaces and processes left behind.
+tier netns -n 0 "$@"
 .venv/bin/python -m benchmarks --smoke  # the benchmark command in its quick mode, checks its output
 bash ci/notebooks.sh  # every notebook executed (nbmake), 60 s each at most

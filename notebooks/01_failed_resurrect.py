@@ -81,7 +81,7 @@ from reference.transport.mock import MockNetwork
 #    reused; the PR says a new request on a reused room may read Failed from its first poll.
 #
 # The fix is six lines in `update_status`: for an absent room, a Failed write does nothing.
-# No test was added; the PR relied on the existing CI. Section 6 checks the second claim
+# No test was added; the PR relied on the existing CI. Section 7 checks the second claim
 # honestly: it is only half right, and the half that is right is not covered by the fix.
 
 # %% [markdown]
@@ -132,14 +132,11 @@ print("after late Failed: ", manager.request_status, manager.failure_records)
 # %%
 plots.sequence_picture(sequences.interleaving("failed-resurrect", "buggy"))
 
-# %%
-plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed"))
-
 # %% [markdown]
 # ### How the lesson orders it: the real code
 #
 # This race needs no hook point. The scenario delivers each late abort *after* `clear()` in
-# program order, on one thread (`late_abort` and `observe` below). The explorer (section 5)
+# program order, on one thread (`late_abort` and `observe` below). The explorer (section 6)
 # takes the order away: `scheduler_clear` and `late_failed` run on two threads, frontrun
 # chooses every switch, and `check_late` judges only the runs where the Failed started after
 # `clear()` returned (the case the fix claims). Here is that code, read from the files now:
@@ -161,7 +158,7 @@ resurrect.ordering_source()
 
 # %%
 buggy = runs.run("failed-resurrect", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 buggy.details
 
 # %% [markdown]
@@ -170,7 +167,46 @@ buggy.details
 # requests, and every entry looks like a legitimate failure.
 
 # %% [markdown]
-# ## 4. The fix, as the real diff
+# ## 4. Write the fix yourself
+#
+# You have seen the symptom; write the fix before you read it (section 5 shows it). The next cell is
+# the buggy `update_status`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson failed-resurrect --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. With `explore=True` it then runs the
+# lesson's explorations against your class too (in a forked child, a second or so), with the
+# two-lane trace of any counterexample. As committed, it shows `BUG`.
+#
+# To work in your editor instead, copy the template `notebooks/exercises/my_fix` (a package that
+# holds the buggy form of every component a lesson touches; `notebooks/README.md` explains it),
+# edit its `manager.py`, and run `.venv/bin/python -m reference --lesson failed-resurrect --impl=PATH` or
+# `.venv/bin/python -m pytest --impl=PATH -m "lesson(id='failed-resurrect')"` from the checkout.
+#
+# **Predict before you run:** as committed, which check fails, and what does it observe in `request_status`?
+
+# %%
+# EXERCISE: make a late Failed for a cleared room do nothing (as committed: the buggy method)
+import reference.buggy
+from reference.status import KVPoll
+
+
+class KVManager(reference.buggy.KVManager):
+    def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
+        if bootstrap_room not in self.request_status:
+            self.request_status[bootstrap_room] = status
+        elif status == KVPoll.Failed:
+            self.request_status[bootstrap_room] = KVPoll.Failed
+        else:
+            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
+
+
+# %%
+exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}), explore=True)
+
+# %% [markdown]
+# ## 5. The fix, as the real diff
 #
 # `reference/buggy/manager.py` and `reference/fixed/manager.py` share their line structure, so
 # their diff *is* the upstream fix. Here are the hunks tagged with this lesson, read from the
@@ -178,6 +214,12 @@ buggy.details
 
 # %%
 diffs.fix_diff("failed-resurrect")
+
+# %% [markdown]
+# Section 2's interleaving, on the fixed form:
+
+# %%
+plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed"))
 
 # %% [markdown]
 # The whole method, before and after (side by side in Jupyter):
@@ -192,10 +234,10 @@ sources.before_after("KVManager", "update_status")
 # ([0.5.11](https://pypi.org/project/sglang/0.5.11/)) and the first release with it
 # ([0.5.12](https://pypi.org/project/sglang/0.5.12/)), as the wheels ship it
 # (`CommonKVManager.update_status`, found with `ast`; without the wheels the cell says how to
-# fetch them). The diff is release against release: its added `if status == KVPoll.Failed:
-# return` with the comment is [#24539](https://github.com/sgl-project/sglang/pull/24539)'s
-# hunk; the removed `req_to_decode_prefix_len` lines are another change of the same release
-# (0.5.12 does that prefill-side cleanup in `CommonKVSender.clear()` instead).
+# fetch them). Only [#24539](https://github.com/sgl-project/sglang/pull/24539)'s hunk is
+# shown, the added `if status == KVPoll.Failed: return` with its comment: the same release
+# also removed six `req_to_decode_prefix_len` lines here (0.5.12 does that prefill-side
+# cleanup in `CommonKVSender.clear()` instead), and the cell leaves them out and says so.
 
 # %%
 upstream_hunks.upstream_hunks("failed-resurrect")
@@ -207,14 +249,14 @@ upstream_hunks.upstream_hunks("failed-resurrect")
 # their old meaning.
 
 # %% [markdown]
-# ## 5. The fixed form, live
+# ## 6. The fixed form, live
 #
 # **Predict before you run:** the fixed form on the same 8 rooms: how many entries, and does
 # any check of the lesson's checklist still fail?
 
 # %%
 fixed = runs.run("failed-resurrect", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.series_picture(
@@ -254,7 +296,7 @@ exercises.explorations("failed-resurrect", reference.fixed)
 # lock; upstream's fix does not claim it.
 
 # %% [markdown]
-# ## 6. What the fix leaves open
+# ## 7. What the fix leaves open
 #
 # **The reused room.** Request A on room 7 is cleared; request B reuses room 7; A's late abort
 # arrives. Whether B is hurt depends only on whether the abort lands before or after B opens
@@ -293,7 +335,7 @@ print(resurrect.both_forms_reused("abort-after-open"))
 # above).
 
 # %% [markdown]
-# ## 7. Exercise
+# ## 8. Exercise
 #
 # Predict, then check. The checker runs the experiment live on both forms and compares.
 
@@ -307,40 +349,10 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 resurrect.check_exercise(ANSWER)
 
 # %% [markdown]
-# ## 8. Write the fix yourself
+# ## 9. Tempting wrong fixes
 #
-# The warm-up above asked for a prediction; now write the fix. The next cell is
-# the buggy `update_status`, as a
-# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.buggy`'s) and
-# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
-# checks as `python -m reference --lesson failed-resurrect --impl ...`), one line per check, with the
-# claim and what was observed for each one that fails. With `explore=True` it then runs the
-# lesson's explorations against your class too (in a forked child, a second or so), with the
-# two-lane trace of any counterexample. As committed, it shows `BUG`.
+# Your own fix was judged in section 4, before the answer; now the fixes that look right and are not.
 #
-# **Predict before you run:** as committed, which check fails, and what does it observe in `request_status`?
-
-# %%
-# EXERCISE: make a late Failed for a cleared room do nothing (as committed: the buggy method)
-import reference.buggy
-from reference.status import KVPoll
-
-
-class KVManager(reference.buggy.KVManager):
-    def update_status(self, bootstrap_room: int, status: KVPoll) -> None:
-        if bootstrap_room not in self.request_status:
-            self.request_status[bootstrap_room] = status
-        elif status == KVPoll.Failed:
-            self.request_status[bootstrap_room] = KVPoll.Failed
-        else:
-            self.request_status[bootstrap_room] = max(self.request_status[bootstrap_room], status)
-
-
-# %%
-exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}), explore=True)
-
-# %% [markdown]
 # ### A tempting wrong fix
 #
 # Leave `update_status` alone and make `clear()` keep a Failed *tombstone* for the room
@@ -379,7 +391,7 @@ exercises.check_fix(
 # 2. The explorer's `atomic-against-clear` breaks on the fixed form. Sketch the smallest change
 #    that closes it. What does it cost on the hot path (`update_status` runs for every status
 #    change of every request)?
-# 3. Rooms can be chosen by users and reused. Section 6 shows a late abort from request A
+# 3. Rooms can be chosen by users and reused. Section 7 shows a late abort from request A
 #    failing request B. What would the manager need to know to tell A's news from B's?
 # 4. `max(Failed, x) == x`: which upstream code path could write a non-Failed status after a
 #    Failed for the same room, and would making Failed terminal break any of them?

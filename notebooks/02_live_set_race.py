@@ -99,9 +99,6 @@ from reference.transport.mock import MockNetwork
 # %%
 plots.sequence_picture(sequences.interleaving("live-set-race", "buggy"))
 
-# %%
-plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
-
 # %% [markdown]
 # ### The hook placement: the real code
 #
@@ -110,7 +107,7 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 # after it fetched the live set. `StatusThreadCleanup` runs that cleanup on its own thread and
 # parks it in that hook (`_park`) until `release_once` lets it go; `release_once` is what the
 # scenario installs on `node_failure.after_room`, which the handler fires after each room
-# (see the method in section 4), so the discard happens inside the handler's loop, after the
+# (see the method in section 5), so the discard happens inside the handler's loop, after the
 # first room. `_observe` is the scenario itself: where the hooks are set, the kills, and the
 # virtual time it advances. Every wait is bounded (`BOUND`, 5 s), so a form that never reaches
 # a hook gives a clear timeout, not a hang.
@@ -160,7 +157,7 @@ cleanup.stop()
 
 # %%
 buggy = runs.run("live-set-race", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 
 # %% [markdown]
 # The thread's death is caught by the scenario as evidence, not left to crash anything. To see
@@ -176,13 +173,61 @@ print(live_set.by_hand(reference.buggy))
 # been sent.
 
 # %% [markdown]
-# ## 4. The fix, as the real diff
+# ## 4. Write the fix yourself
+#
+# You have seen the symptom; write the fix before you read it (section 5 shows it). The next cell is
+# the buggy `_handle_node_failure`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson live-set-race --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# With `explore=True` it then runs the lesson's exploration against your class too (in a
+# forked child, a second or so), with the two-lane trace of any counterexample.
+#
+# To work in your editor instead, copy the template `notebooks/exercises/my_fix` (a package that
+# holds the buggy form of every component a lesson touches; `notebooks/README.md` explains it),
+# edit its `manager.py`, and run `.venv/bin/python -m reference --lesson live-set-race --impl=PATH` or
+# `.venv/bin/python -m pytest --impl=PATH -m "lesson(id='live-set-race')"` from the checkout.
+#
+# **Predict before you run:** as committed, which thread dies, and how many of the affected rooms get failed?
+
+# %%
+# EXERCISE: make the handler iterate what no other thread can change (as committed: buggy)
+import reference.buggy
+
+
+class KVManager(reference.buggy.KVManager):
+    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        addr = failed_bootstrap_addr
+        with self.connection_lock:
+            stale_endpoints = self._forget_prefill_locked(addr)
+            affected_rooms = self.addr_to_rooms_tracker.get(addr, set())
+            self.addr_to_rooms_tracker.pop(addr, None)
+        self._disconnect(stale_endpoints)
+        for room in affected_rooms:
+            self._fail_lost_room(room, addr)
+            self.hooks.fire("node_failure.after_room", addr, room)
+
+
+# %%
+exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}), explore=True)
+
+# %% [markdown]
+# ## 5. The fix, as the real diff
 #
 # `reference/buggy/manager.py` and `reference/fixed/manager.py` share their line structure, so
 # their diff *is* the upstream fix. The hunks tagged with this lesson, read from the files now:
 
 # %%
 diffs.fix_diff("live-set-race")
+
+# %% [markdown]
+# Section 2's interleaving, on the fixed form:
+
+# %%
+plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
 
 # %% [markdown]
 # The whole method, before and after (side by side in Jupyter). Note `hooks.fire(...)` at the
@@ -211,14 +256,14 @@ upstream_hunks.upstream_hunks("live-set-race")
 # set: that no longer touches what the handler iterates.
 
 # %% [markdown]
-# ## 5. The fixed form, live
+# ## 6. The fixed form, live
 #
 # **Predict before you run:** on the fixed form, mori's discard still happens mid-loop. Does
 # the handler notice it at all? Which rooms end up Failed?
 
 # %%
 fixed = runs.run("live-set-race", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 print(live_set.by_hand(reference.fixed))
 
 # %% [markdown]
@@ -303,7 +348,7 @@ stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("bugg
 {result.variant: result.details["stress"] for result in stress}
 
 # %% [markdown]
-# ## 6. What the fix leaves open
+# ## 7. What the fix leaves open
 #
 # **A stale pop.** Mori's cleanup does one more thing after its discard: if *its* set is now
 # empty, it pops the address from the tracker. But its set may be a stale one the failure
@@ -331,7 +376,7 @@ print(live_set.both_forms(live_set.stale_pop))
 #   leaves the table, and must be re-added by a later `/route` fetch to be watched again.
 
 # %% [markdown]
-# ## 7. Exercise
+# ## 8. Exercise
 #
 # Predict, then check. The checker runs the experiment live on both forms and compares.
 
@@ -345,43 +390,10 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 live_set.check_exercise(ANSWER)
 
 # %% [markdown]
-# ## 8. Write the fix yourself
+# ## 9. Tempting wrong fixes
 #
-# The warm-up above asked for a prediction; now write the fix. The next cell is
-# the buggy `_handle_node_failure`, as a
-# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.buggy`'s) and
-# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
-# checks as `python -m reference --lesson live-set-race --impl ...`), one line per check, with the
-# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+# Your own fix was judged in section 4, before the answer; now the fixes that look right and are not.
 #
-# With `explore=True` it then runs the lesson's exploration against your class too (in a
-# forked child, a second or so), with the two-lane trace of any counterexample.
-#
-# **Predict before you run:** as committed, which thread dies, and how many of the affected rooms get failed?
-
-# %%
-# EXERCISE: make the handler iterate what no other thread can change (as committed: buggy)
-import reference.buggy
-
-
-class KVManager(reference.buggy.KVManager):
-    def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
-        addr = failed_bootstrap_addr
-        with self.connection_lock:
-            stale_endpoints = self._forget_prefill_locked(addr)
-            affected_rooms = self.addr_to_rooms_tracker.get(addr, set())
-            self.addr_to_rooms_tracker.pop(addr, None)
-        self._disconnect(stale_endpoints)
-        for room in affected_rooms:
-            self._fail_lost_room(room, addr)
-            self.hooks.fire("node_failure.after_room", addr, room)
-
-
-# %%
-exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}), explore=True)
-
-# %% [markdown]
 # ### A tempting wrong fix
 #
 # `pop` the set out of the tracker under the lock: the table no longer holds it, so
@@ -420,13 +432,13 @@ exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVM
 # 1. `list(...)` of a set is one C-level call under the GIL. Would the fix still be correct on a
 #    free-threaded Python (no GIL)? What else would have to hold?
 # 2. The PR's author checked every mutator of the tracker sets by reading the code. Which kind
-#    of mutator is safe without the fix (section 7's exercise), and why?
+#    of mutator is safe without the fix (section 8's exercise), and why?
 # 3. The heartbeat calls `_handle_node_failure` outside any try. Should it catch everything and
 #    go on? What could go wrong if it did, and how would you make a dead heartbeat visible?
 # 4. The explorer finds the counterexample in a handful of interleavings; the hook-free stress
 #    run needs hundreds of tries and may see nothing. What does each verdict let you claim, and
 #    which would you put in CI?
-# 5. Section 6's stale pop survives the fix. Which identity check would close it, and where?
+# 5. Section 7's stale pop survives the fix. Which identity check would close it, and where?
 
 # %% [markdown]
 # ## Recap

@@ -84,7 +84,7 @@ from reference.teaching import diffs, exercises, explorer, plots, runs, sequence
 # the pool and the next receiver fetches once and uses 2001.
 #
 # In the discussion of [PR #36029](https://github.com/sgl-project/sglang/pull/36029) a reviewer asked about invalidating on the waiting timeout: what if
-# the prefill is just slow, not dead? Section 6 answers it on the real components.
+# the prefill is just slow, not dead? Section 8 answers it on the real components.
 
 # %% [markdown]
 # ## 2. The interleaving
@@ -95,9 +95,6 @@ from reference.teaching import diffs, exercises, explorer, plots, runs, sequence
 
 # %%
 plots.sequence_picture(sequences.interleaving("stale-bootstrap", "buggy"))
-
-# %%
-plots.sequence_picture(sequences.interleaving("stale-bootstrap", "fixed"))
 
 # %% [markdown]
 # ### The components, by hand
@@ -178,7 +175,7 @@ for room in (1, 2, 3):
 
 # %%
 buggy = runs.run("stale-bootstrap", "buggy")
-print(runs.verdict_line(buggy))
+print(runs.verdict_line(buggy, also=False))
 {
     key: buggy.details[key]
     for key in ("heartbeat_misses", "route_fetches_after", "stale_ports", "first_failure")
@@ -208,13 +205,58 @@ plots.timeline_picture(
 )
 
 # %% [markdown]
-# ## 4. The fix, as the real diff
+# ## 4. Write the fix yourself
+#
+# You have seen the symptom; write the fix before you read it (section 5 shows it). The next cell is
+# the fixed receiver with its invalidation emptied (the whole fix spans five methods;
+# this exercise is its heart: which cached entry to drop), as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson stale-bootstrap --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# What you have to work with: `self.kv_mgr.connection_pool` is the cache shared by every receiver
+# of this decode (key -> the list of a prefill's rank addresses), guarded by
+# `self.kv_mgr.connection_lock`; `self._connection_pool_entries` maps each key this receiver
+# used to the very list object it took from (or put into) the pool. The fixed form already
+# calls `invalidate_cached_bootstrap_infos()` on every failure path; what it drops is yours.
+#
+# To work in your editor instead, copy the template `notebooks/exercises/my_fix` (a package that
+# holds the buggy form of every component a lesson touches; `notebooks/README.md` explains it),
+# edit its `receiver.py`, and run `.venv/bin/python -m reference --lesson stale-bootstrap --impl=PATH` or
+# `.venv/bin/python -m pytest --impl=PATH -m "lesson(id='stale-bootstrap')"` from the checkout.
+#
+# **Predict before you run:** as committed (nothing is ever invalidated), how many requests
+# succeed after the restart?
+
+# %%
+# EXERCISE: drop the cached entry this receiver used, and only that one (as committed: none)
+import reference.fixed
+
+
+class KVReceiver(reference.fixed.KVReceiver):
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        self._connection_pool_entries.clear()
+
+
+# %%
+exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVReceiver}))
+
+# %% [markdown]
+# ## 5. The fix, as the real diff
 #
 # `reference/buggy/receiver.py` and `reference/fixed/receiver.py` hold exactly the methods
 # [PR #36029](https://github.com/sgl-project/sglang/pull/36029) changed, with the same line structure, so their diff is the fix:
 
 # %%
 diffs.fix_diff("stale-bootstrap")
+
+# %% [markdown]
+# Section 2's interleaving, on the fixed form:
+
+# %%
+plots.sequence_picture(sequences.interleaving("stale-bootstrap", "fixed"))
 
 # %% [markdown]
 # The heart of it is one method, `_setup_bootstrap_infos` (where a receiver takes its ranks'
@@ -236,9 +278,9 @@ sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos)
 # (`bash ci/upstream.sh --fetch-only` fetches them; without them the cell prints one line
 # saying so). The moves are the ones in our diff: the locked `get`, recording the generation
 # in `_connection_pool_entries`, `invalidate_cached_bootstrap_infos` on each failure path,
-# `setdefault` to adopt a concurrent winner, the `connect` moved into the `try`. Other changes
-# made between the two releases show too (the staging-slot lines in `_register_kv_args` are
-# not about the pool).
+# `setdefault` to adopt a concurrent winner, the `connect` moved into the `try`. The
+# staging-slot lines the same release added to `_register_kv_args` are another change, not
+# about the pool: the cell leaves them out and says so.
 
 # %%
 upstream_hunks.upstream_hunks("stale-bootstrap")
@@ -259,7 +301,7 @@ upstream_hunks.upstream_hunks("stale-bootstrap")
 # escapes into the scheduler.
 
 # %% [markdown]
-# ## 5. Ordering two receivers: scripted, then explored
+# ## 6. Ordering two receivers: scripted, then explored
 #
 # The scenario sends one request at a time. The fix's identity check matters only when
 # **two receivers share one cache entry**, and the checklist orders them deterministically
@@ -296,7 +338,7 @@ explorer.explore("stale-bootstrap", "hit-vs-eviction")
 #
 # Property `stale-generation-replaced` is the identity check itself: after a restart, a new
 # request installs the next generation while a second holder of the old one fails. Here also
-# against the by-key wrong fix from section 9 (`wrong_fixes/by_key.py`).
+# against the by-key wrong fix from section 10 (`wrong_fixes/by_key.py`).
 #
 # **Predict before you run:** which of the three keeps the new generation cached?
 
@@ -309,14 +351,14 @@ explorer.explore(
 )
 
 # %% [markdown]
-# ## 6. The fixed form, live
+# ## 7. The fixed form, live
 #
 # **Predict before you run:** the same 5 requests after the restart on the fixed form: how many
 # fail, and how many `GET /route` calls does the decode make after the restart (two ranks)?
 
 # %%
 fixed = runs.run("stale-bootstrap", "fixed")
-print(runs.verdict_table([buggy, fixed]))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.outcome_picture(
@@ -331,7 +373,7 @@ plots.outcome_picture(
 # KV memory with the new process, and every request succeeds with verified bytes.
 
 # %% [markdown]
-# ## 7. What the fix leaves open
+# ## 8. What the fix leaves open
 #
 # **It is reactive.** The first request after a restart always pays: it waits for its send to
 # time out (up to 1 s upstream) or, if the message was queued silently, for the 300 s waiting
@@ -373,7 +415,7 @@ print(stale.all_forms(stale.slow_prefill))
 # late answers arrive for a room already cleared and are dropped.
 
 # %% [markdown]
-# ## 8. Exercise
+# ## 9. Exercise
 #
 # Predict, then check. The checker runs the race live on the buggy form, the fixed form, and a
 # tempting wrong fix that invalidates by key.
@@ -388,34 +430,10 @@ ANSWER = None  # your prediction: "a", "b" or "c"
 stale.check_exercise(ANSWER)
 
 # %% [markdown]
-# ## 9. Write the fix yourself
+# ## 10. Tempting wrong fixes
 #
-# The warm-up above asked for a prediction; now write the fix. The next cell is
-# the fixed receiver with its invalidation emptied (the whole fix spans five methods;
-# this exercise is its heart: which cached entry to drop), as a
-# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.buggy`'s) and
-# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
-# checks as `python -m reference --lesson stale-bootstrap --impl ...`), one line per check, with the
-# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+# Your own fix was judged in section 4, before the answer; now the fixes that look right and are not.
 #
-# **Predict before you run:** as committed (nothing is ever invalidated), how many requests
-# succeed after the restart?
-
-# %%
-# EXERCISE: drop the cached entry this receiver used, and only that one (as committed: none)
-import reference.fixed
-
-
-class KVReceiver(reference.fixed.KVReceiver):
-    def invalidate_cached_bootstrap_infos(self) -> None:
-        self._connection_pool_entries.clear()
-
-
-# %%
-exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVReceiver}))
-
-# %% [markdown]
 # ### A tempting wrong fix
 #
 # Drop every key this receiver used from `connection_pool`, under the lock: "the stale

@@ -97,9 +97,6 @@ from reference.teaching import diffs, exercises, plots, runs, sequences, sources
 # %%
 plots.sequence_picture(sequences.interleaving("task-refs", "buggy"))
 
-# %%
-plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
-
 # %% [markdown]
 # ### Where the watchdog parks
 #
@@ -224,15 +221,64 @@ seen
 
 # %%
 buggy = runs.run("task-refs", "buggy")
-print(runs.verdict_line(buggy).replace(" | ", "\n        "))
+print(runs.verdict_line(buggy, also=False))
 
 # %% [markdown]
-# ## 4. The fix, as the real diff
+# ## 4. Write the fix yourself
+#
+# You have seen the symptom; write the fix before you read it (section 5 shows it). The next cell is
+# the buggy `DPDispatcher.start` and `BootstrapServer._start_background_tasks`, as a
+# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.buggy`'s) and
+# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
+# checks as `python -m reference --lesson task-refs --impl ...`), one line per check, with the
+# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+#
+# To work in your editor instead, copy the template `notebooks/exercises/my_fix` (a package that
+# holds the buggy form of every component a lesson touches; `notebooks/README.md` explains it),
+# edit its `dispatcher.py` and `bootstrap_server.py`, and run `.venv/bin/python -m reference --lesson task-refs --impl=PATH` or
+# `.venv/bin/python -m pytest --impl=PATH -m "lesson(id='task-refs')"` from the checkout.
+#
+# **Predict before you run:** as committed, which loop does `gc.collect()` destroy first,
+# and what does the dispatcher then miss?
+
+# %%
+# EXERCISE: keep every background loop alive until it ends (as committed: the buggy methods)
+import asyncio
+
+import reference.buggy
+
+
+class DPDispatcher(reference.buggy.DPDispatcher):
+    def start(self) -> None:
+        asyncio.create_task(self._result_listener())  # noqa: RUF006 (ruff sees the bug too)
+        asyncio.create_task(self._worker_watchdog())  # noqa: RUF006
+        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
+
+
+class BootstrapServer(reference.buggy.BootstrapServer):
+    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.create_task(self._cleanup_expired_entries())
+
+
+# %%
+exercises.check_fix(
+    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
+)
+
+# %% [markdown]
+# ## 5. The fix, as the real diff
 #
 # Both sites, read from `reference/buggy` and `reference/fixed` now:
 
 # %%
 diffs.fix_diff("task-refs")
+
+# %% [markdown]
+# Section 2's interleaving, on the fixed form:
+
+# %%
+plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
 
 # %% [markdown]
 # Each method whole, before and after:
@@ -248,8 +294,9 @@ sources.before_after("BootstrapServer", "_start_background_tasks")
 # touched, read from sglang's released code, 0.5.18 (the last release without it) against 0.5.19
 # (the first with it), from the wheels in `.cache/sglang/` (`bash ci/upstream.sh
 # --fetch-only` fetches them; without them the cell prints one line saying so). The dispatcher
-# moved from `encode_server.py` to `encoder/runtime.py` between the two releases, and other
-# changes made meanwhile show too; the fix is the `background_tasks` lines. Upstream starts
+# moved from `encode_server.py` to `encoder/runtime.py` between the two releases; the
+# metadata-wait lines the same release added to `DPDispatcher.__init__` are another change,
+# left out (the cell says so); the fix is the `background_tasks` lines. Upstream starts
 # the bootstrap server's cleanup inside `_run_server`; ours has it in `_start_background_tasks`,
 # which the common `_run_server` calls.
 
@@ -263,14 +310,14 @@ upstream_hunks.upstream_hunks("task-refs")
 # bounded life; a process-lifetime loop is what the set is for.
 
 # %% [markdown]
-# ## 5. The fixed form, live
+# ## 6. The fixed form, live
 #
 # **Predict before you run:** the same scenario on the fixed form: how fast do the two
 # in-flight requests fail, and where do the four new requests go?
 
 # %%
 fixed = runs.run("task-refs", "fixed")
-print(runs.verdict_line(fixed).replace(" | ", "\n        "))
+print(runs.verdict_line(fixed))
 
 # %%
 plots.counts_picture(
@@ -281,6 +328,7 @@ plots.counts_picture(
         ("DP dispatcher", "stale_mappings"): ("of 4 mappings, left\nto the dead rank", 0),
     },
     "DP dispatcher after rank 1 died (dotted: what a correct run gives)",
+    ylabel="requests or mappings",
 )
 
 # %%
@@ -293,7 +341,7 @@ plots.series_picture(
 )
 
 # %% [markdown]
-# ## 6. The honest half, and what the fix leaves open
+# ## 7. The honest half, and what the fix leaves open
 #
 # **Was upstream's bug live?** Which awaits leave a lone task collectable, measured now on this
 # Python (each row parks one task, drops every reference of ours, runs `gc.collect()`).
@@ -328,7 +376,7 @@ print(tasks.both_forms_swallowed())
 # supervise its loops: log, mark unhealthy, restart.
 
 # %% [markdown]
-# ## 7. Exercise
+# ## 8. Exercise
 #
 # Predict, then check. The checker parks both tasks live, the same way the table above does.
 
@@ -342,48 +390,15 @@ ANSWER = None  # your prediction: "a", "b", "c" or "d"
 tasks.check_exercise(ANSWER)
 
 # %% [markdown]
-# ## 8. Write the fix yourself
+# ## 9. Tempting wrong fixes
 #
-# The warm-up above asked for a prediction; now write the fix. The next cell is
-# the buggy `DPDispatcher.start` and `BootstrapServer._start_background_tasks`, as a
-# subclass. Edit it, run it, then run the cell after it: `exercises.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.buggy`'s) and
-# `exercises.check_fix` runs this lesson's full checklist against it in-process (the same
-# checks as `python -m reference --lesson task-refs --impl ...`), one line per check, with the
-# claim and what was observed for each one that fails. As committed, it shows `BUG`.
+# Your own fix was judged in section 4, before the answer; now the fixes that look right and are not.
 #
-# **Predict before you run:** as committed, which loop does `gc.collect()` destroy first,
-# and what does the dispatcher then miss?
-
-# %%
-# EXERCISE: keep every background loop alive until it ends (as committed: the buggy methods)
-import asyncio
-
-import reference.buggy
-
-
-class DPDispatcher(reference.buggy.DPDispatcher):
-    def start(self) -> None:
-        asyncio.create_task(self._result_listener())  # noqa: RUF006 (ruff sees the bug too)
-        asyncio.create_task(self._worker_watchdog())  # noqa: RUF006
-        asyncio.create_task(self._cleanup_stale_mappings())  # noqa: RUF006
-
-
-class BootstrapServer(reference.buggy.BootstrapServer):
-    def _start_background_tasks(self, loop: asyncio.AbstractEventLoop) -> None:
-        loop.create_task(self._cleanup_expired_entries())
-
-
-# %%
-exercises.check_fix(
-    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
-)
-
-# %% [markdown]
 # ### A tempting wrong fix
 #
 # "Save a reference to the result of `create_task`": keep the tasks in a list, with a done
-# callback, as the asyncio docs say. Run it as written.
+# callback that retrieves each one's exception, as the asyncio docs say. Run it as written
+# (with the fixed `BootstrapServer`, so that only the dispatcher is judged).
 #
 # **Predict before you run:** will the checklist accept it? If not, which check names the
 # problem?
@@ -393,17 +408,26 @@ exercises.check_fix(
 # EXERCISE: a tempting wrong fix, to run and see rejected: hold the tasks in a local list
 class LocalListDispatcher(reference.buggy.DPDispatcher):
     def start(self) -> None:
-        tasks = []
-        for body in (self._result_listener(), self._worker_watchdog(), self._cleanup_stale_mappings()):
-            task = asyncio.create_task(body)
-            tasks.append(task)
-            task.add_done_callback(tasks.remove)
+        tasks = [
+            asyncio.create_task(self._result_listener()),
+            asyncio.create_task(self._worker_watchdog()),
+            asyncio.create_task(self._cleanup_stale_mappings()),
+        ]
+        for task in tasks:
+            task.add_done_callback(self.retrieve)
+
+    @staticmethod
+    def retrieve(done: asyncio.Task) -> None:  # so that no exception goes unretrieved
+        if not done.cancelled():
+            done.exception()
 
 
 # %%
 exercises.check_fix(
     "task-refs",
-    exercises.variant_from({"DPDispatcher": LocalListDispatcher, "BootstrapServer": BootstrapServer}),
+    exercises.variant_from(
+        {"DPDispatcher": LocalListDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+    ),
 )
 
 # %% [markdown]
@@ -416,7 +440,7 @@ exercises.check_fix(
 #
 # "The bug report was about the watchdog": keep a reference to that one loop, on `self`. The
 # listener parks on the result socket and the sweep in `asyncio.sleep`, both held by the event
-# loop today (the table in section 6). It is `hold_only_watchdog` in the gallery; here with the
+# loop today (the table in section 7). It is `hold_only_watchdog` in the gallery; here with the
 # fixed bootstrap server, so only the dispatcher is judged.
 #
 # **Predict before you run:** the story makes exactly the watchdog collectable. Will the story

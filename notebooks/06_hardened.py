@@ -416,6 +416,38 @@ plots.counts_picture(
 # Fixed shrank the leak from three tables to one: `failure_records` keeps one reason per late
 # abort, for ever.
 
+# %% [markdown]
+# ### Write the hardening yourself, before you read ours
+#
+# The next cell is the fixed form's `record_failure` (it lives in `reference/common/manager.py`:
+# upstream's fixes did not touch it), as a method of a subclass of the fixed `KVManager`
+# (upstream's fixes are in; you add the hardening). Edit it so that a late abort of a cleared
+# room leaves nothing, run it, then run the cell after it: `hardened.variant_from` builds a
+# variant from your class (every component you did not write stays `reference.fixed`'s), and
+# `hardened.check_fix` runs lesson `failure-records`' full checklist against it in-process
+# (`exercises.check_fix`, as in notebooks 01 to 04), one line per check. As committed, it shows
+# `BUG`.
+#
+# **Predict before you run:** as committed, which table does the check find non-empty, and how
+# many entries does it hold?
+
+# %%
+# EXERCISE: record a failure only for a room that is still open (as committed: the fixed method)
+import reference.fixed
+
+
+class KVManager(reference.fixed.KVManager):
+    def record_failure(self, bootstrap_room: int, reason: str) -> None:
+        with self.failure_lock:
+            self.failure_records[bootstrap_room] = reason
+
+
+# %%
+hardened.check_fix("failure-records", hardened.variant_from({"KVManager": KVManager}))
+
+# %% [markdown]
+# Hardened's answer, as its diff against `reference/fixed`:
+
 # %%
 hardened.harden_diff("failure-records")
 
@@ -438,8 +470,7 @@ hardened.upstream_change("CommonKVManager.record_failure")
 # %% [markdown]
 # That stops this scenario's late abort (the same receiver, aborted twice). `record_failure`
 # itself is unchanged and still writes for any room, so the bound now rests on every caller
-# checking first; hardened puts the check inside `record_failure`. You will write that check in
-# section 6.
+# checking first; hardened puts the check inside `record_failure`, as you did above.
 
 # %% [markdown]
 # ## 4. `stale-tracker`: mori's cleanup pops the wrong set
@@ -533,36 +564,9 @@ hardened.harden_diff("supervised-loops")
 hardened.upstream_change("DPDispatcher.start")
 
 # %% [markdown]
-# ## 6. Write a hardening yourself: bound `failure_records`
+# ## 6. A tempting wrong hardening
 #
-# The next cell is the fixed form's `record_failure` (it lives in `reference/common/manager.py`:
-# upstream's fixes did not touch it), as a method of a subclass of the fixed `KVManager`
-# (upstream's fixes are in; you add the hardening). Edit it so that a late abort of a cleared
-# room leaves nothing, run it, then run the cell after it: `hardened.variant_from` builds a
-# variant from your class (every component you did not write stays `reference.fixed`'s), and
-# `hardened.check_fix` runs lesson `failure-records`' full checklist against it in-process
-# (`exercises.check_fix`, as in notebooks 01 to 04), one line per check. As committed, it shows
-# `BUG`.
-#
-# **Predict before you run:** as committed, which table does the check find non-empty, and how
-# many entries does it hold?
-
-# %%
-# EXERCISE: record a failure only for a room that is still open (as committed: the fixed method)
-import reference.fixed
-
-
-class KVManager(reference.fixed.KVManager):
-    def record_failure(self, bootstrap_room: int, reason: str) -> None:
-        with self.failure_lock:
-            self.failure_records[bootstrap_room] = reason
-
-
-# %%
-hardened.check_fix("failure-records", hardened.variant_from({"KVManager": KVManager}))
-
-# %% [markdown]
-# ### A tempting wrong hardening
+# Your own hardening was judged in section 3, before its answer; now one that looks right and is not.
 #
 # "Records leak because nobody pops them: make `clear()` pop the room's failure record." It
 # looks like the obvious bound, and hardened's `clear()` does exactly that. Run it as written,

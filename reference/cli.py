@@ -21,10 +21,10 @@ import math
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
-from reference.harness.checks import score
 from reference.harness.isolation import (
     MAX_REPEAT,
     MAX_TIMEOUT,
@@ -35,9 +35,10 @@ from reference.harness.isolation import (
 )
 from reference.harness.result import Result
 from reference.harness.specs import VariantSpec
+from reference.harness.table import GROUPS, expand_groups, format_table, impl_summary, legend
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
-from reference.transport import TRANSPORTS
+from reference.transport import TRANSPORTS, runs_on, transport_unusable
 from reference.transport.sockets import SOCKETS
 from reference.variants import SHIPPED, Variant, VariantError
 
@@ -71,7 +72,12 @@ def _seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m reference", description=__doc__.splitlines()[0])
-    parser.add_argument("--lesson", action="append", choices=list(LESSONS), help="repeatable")
+    parser.add_argument(
+        "--lesson",
+        action="append",
+        choices=[*LESSONS, *GROUPS],
+        help="repeatable; `fixes` (the four upstream fixes) or `residual` for a group",
+    )
     parser.add_argument("--variant", action="append", choices=list(SHIPPED), help="repeatable")
     parser.add_argument("--impl", action="append", metavar="MODULE", help="your own variant module")
     parser.add_argument(
@@ -92,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=_non_negative, default=0)
     parser.add_argument("--repeat", type=_repeat, default=0, help=f"stress trials, at most {MAX_REPEAT}")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
+    parser.add_argument("--verbose", action="store_true", help="whole symptoms in the table (not cut to 120)")
     parser.add_argument(
         "--timeout",
         type=_seconds,
@@ -99,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="time bound per import and per lesson (default 20 s, loopback lessons 45 s)",
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
+    parser.add_argument(
+        "--report", type=Path, metavar="DIR", help="netns: each fault run's history and timeline"
+    )
     explore_cli.add_arguments(parser)
     return parser
 
@@ -182,23 +192,6 @@ def _expected_absence(result: Result) -> bool:
     return result.as_expected and "not present in " in result.symptom
 
 
-def _transport(result: Result) -> str:
-    return f"{result.transport}+{result.backend}" if result.backend else result.transport
-
-
-def format_table(results: Sequence[Result]) -> str:
-    rows = [("lesson", "variant", "transport", "verdict", "expected", "sockets", "checks", "time", "symptom")]
-    for r in results:
-        verdict = r.verdict + ("" if r.as_expected else " !")
-        checks = score(r.checks) if r.checks else "-"
-        where, time = _transport(r), f"{r.seconds:.2f}s"
-        rows.append((r.lesson, r.variant, where, verdict, r.expected, r.sockets, checks, time, r.symptom))
-    last = len(rows[0]) - 1  # the symptom, left unpadded
-    widths = [max(len(row[i]) for row in rows) for i in range(last)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row[:last], widths, strict=True)) for row in rows]
-    return "\n".join(f"{line}  {row[last]}" for line, row in zip(lines, rows, strict=True))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -216,8 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    named, args.lesson = args.lesson, expand_groups(args.lesson) if args.lesson else None
     if args.in_process and args.timeout is not None:
         parser.error("--timeout bounds the worker process, which --in-process does not start; pick one")
+    if args.explore and args.lesson and any(name in GROUPS for name in named or ()):
+        # a group keeps its explored lessons; a lesson named alone still gets the error
+        named_alone = [n for n in named or () if n not in GROUPS]
+        args.lesson = [i for i in args.lesson if i in explore_cli.PROPERTIES or i in named_alone]
+        if not args.lesson:
+            print("python -m reference: error: no lesson of that group is explored", file=sys.stderr)
+            return 2
     if args.explore:  # reference/explore loads the variants itself and runs its own children
         return explore_cli.main(args, sys.argv[1:] if argv is None else argv, _explored_variants)
     variants = _variants(args)
@@ -231,11 +232,15 @@ def _main(argv: Sequence[str] | None) -> int:
         provoke=args.provoke,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
-    for lesson in [x for x in lessons if args.transport not in x.transports]:
+    unusable = transport_unusable(args.transport)
+    if unusable:
+        print(f"python -m reference: error: --transport {args.transport}: {unusable}", file=sys.stderr)
+        return 2
+    for lesson in [x for x in lessons if not runs_on(x.transports, args.transport)]:
         print(f"skipped {lesson.id}: no {args.transport} scenario", file=sys.stderr)
     for lesson in [x for x in lessons if args.backend not in x.backends]:
         print(f"skipped {lesson.id}: moves no KV bytes over backend {args.backend}", file=sys.stderr)
-    lessons = [x for x in lessons if args.transport in x.transports and args.backend in x.backends]
+    lessons = [x for x in lessons if runs_on(x.transports, args.transport) and args.backend in x.backends]
     if not lessons:
         where = (
             args.transport if args.backend == "default" else f"{args.transport} with backend {args.backend}"
@@ -252,13 +257,21 @@ def _main(argv: Sequence[str] | None) -> int:
             )
             return 2
     results = _run(lessons, variants, options, args)
+    if args.report is not None:
+        from reference.netns import report
+
+        written = report.write(results, args.report)
+        print(f"wrote {len(written) // 2} history/timeline pair(s) to {args.report}", file=sys.stderr)
     if args.json:
         print(json.dumps({"results": [_json_row(r) for r in results]}, indent=2))
     else:
-        print(format_table(results))
+        print(format_table(results, verbose=args.verbose))
+        print(legend(results, verbose=args.verbose))
+        for spec in [s for s in variants if s.kind == "impl"]:
+            print(impl_summary(results, spec.name))
         for r in [r for r in results if isinstance(r.details.get("stack"), str)]:
             print(f"\n{r.lesson} on {r.variant}: {r.symptom}; its threads then:\n{r.details['stack']}")
-        for lesson in [LESSONS[i] for i in dict.fromkeys(args.lesson or ())]:
+        for lesson in [LESSONS[i] for i in dict.fromkeys(named or ()) if i in LESSONS]:
             if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
                 print(f"\n{lesson.notes()}")
     return exit_code(results)

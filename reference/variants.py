@@ -34,6 +34,8 @@ RESIDUAL_LESSON_IDS = (
     "failure-records",
     "supervised-loops",
     "stale-tracker",
+    "late-kv-write",
+    "bootstrap-partition",
 )
 
 SHIPPED: dict[str, tuple[str, Expected]] = {

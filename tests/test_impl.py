@@ -20,10 +20,15 @@ CHECKS = [
 ]
 
 
+DEEP_BUDGET = 8.0  # seconds for a deep check (the simulation, an exploration) of one lesson
+
+
 @pytest.mark.parametrize(("lesson_id", "check_id"), CHECKS)
 def test_check_holds(impl_variant, impl_timeout, lesson_id, check_id):
+    deep = LESSONS[lesson_id].check(check_id).deep
+    options = Options(check=check_id, budget=DEEP_BUDGET if deep else 0.0)
     try:
-        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, Options(check=check_id), impl_timeout)
+        (result,) = run_isolated([LESSONS[lesson_id]], impl_variant, options, impl_timeout)
     except IsolationError as exc:
         pytest.fail(f"{lesson_id}/{check_id} on {impl_variant.label}: {exc}", pytrace=False)
     if result.verdict != "ok":

@@ -174,3 +174,14 @@ async def test_lessons_run_from_inside_a_running_loop_as_in_jupyter():
     assert result.verdict == "ok", result.symptom
     with pytest.raises(ZeroDivisionError):
         runs.outside_event_loop(lambda: 1 / 0)
+
+
+def test_tour_topology_has_an_arrow_for_every_step_that_sends_a_message():
+    import re
+
+    from reference.teaching.tour import TOPOLOGY
+
+    numbered = {int(n) for edge in TOPOLOGY.edges for n in re.findall(r"(\d+)\. ", edge.label)}
+    assert numbered == {1, 3, 4, 5, 6, 7, 8, 9}, "step 2 (the decode starting) sends nothing"
+    pairs = {(e.source.split("\n")[0], e.target.split("\n")[0]) for e in TOPOLOGY.edges}
+    assert ("KVManager", "bootstrap server") in pairs, "step 3: the manager fetches every rank's route"

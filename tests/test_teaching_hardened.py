@@ -54,7 +54,7 @@ def test_a_lessons_diff_shows_its_own_methods_only():
     assert "def _on_peer_gone" not in reuse and "def _cleanup_room_tracking" not in reuse
     tracker = hardened.harden_diff("stale-tracker")
     assert tracker.text().startswith("--- reference/fixed/manager.py\n+++ reference/hardened/manager.py\n@@")
-    assert "background:#eaffea" in tracker._repr_html_()
+    assert "background:rgba(67, 160, 71, 0.20)" in tracker._repr_html_()  # a tint a dark theme reads
     with pytest.raises(ValueError, match="tagged 'no-such-lesson'"):
         hardened.harden_diff("no-such-lesson")
 

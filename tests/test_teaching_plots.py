@@ -1,5 +1,7 @@
 """The notebooks' pictures render headless and carry the text they claim to show."""
 
+import itertools
+
 import pytest
 
 pytest.importorskip("matplotlib", reason="plots need the `notebooks` extra (matplotlib)")
@@ -88,3 +90,64 @@ def test_outcome_picture_and_nested_detail_keys():
     assert plots.detail(refs[0], ("bootstrap server", "rooms_left")) == [8, 16]
     series = plots.series_picture(refs, ("bootstrap server", "rooms_left"), "t", "jumps", "entries")
     assert series.png().startswith(PNG)
+
+
+def test_the_same_step_has_the_same_colour_in_both_forms():
+    for lesson in sequences.LESSONS_DRAWN:
+        buggy, fixed = (sequences.interleaving(lesson, v) for v in ("buggy", "fixed"))
+        kinds = {step.label: step.kind for step in buggy.steps}
+        for step in fixed.steps:
+            assert kinds.get(step.label, step.kind) == step.kind, f"{lesson}: {step.label!r}"
+
+
+def test_stale_bootstrap_step_7_names_what_ends_the_request():
+    step = sequences.interleaving("stale-bootstrap", "buggy").steps[6]
+    assert "300 s waiting timeout" in step.label
+
+
+def test_failed_resurrect_diagram_opens_the_room_as_the_by_hand_cell_does():
+    # notebook 01's by-hand cell: update_status(7, Bootstrapping), then WaitingForInput
+    first = sequences.interleaving("failed-resurrect", "buggy").steps[0].label
+    assert first.index("Bootstrapping") < first.index("WaitingForInput")
+
+
+def test_task_refs_note_carries_the_counts_the_run_measures():
+    import re
+
+    result = runs.run("task-refs", "buggy")
+    hung = re.search(r"(\d+) in-flight requests hung", result.symptom)
+    routed = re.search(r"(\d+) of (\d+) new requests routed", result.symptom)
+    assert hung and routed, result.symptom
+    note = sequences.interleaving("task-refs", "buggy").steps[-1].label
+    assert f"its {hung[1]} in-flight" in note and f"{routed[1]} of {routed[2]} new" in note
+
+
+def test_timeline_colours_outcomes_starts_at_zero_and_keeps_labels_inside():
+    import reference.buggy
+    import reference.fixed
+    from reference.lessons.stale_bootstrap import teaching as stale
+
+    drawn = [stale.restart_timeline(form) for form in (reference.buggy, reference.fixed)]
+    picture = plots.timeline_picture(
+        [r for r, _, _ in drawn],
+        "t",
+        spans={r.variant: s for r, s, _ in drawn},
+        ticks={r.variant: p for r, _, p in drawn},
+        event_lines=("prefill restart",),
+    )
+    ax = picture.figure.axes[0]
+    assert ax.get_xlim()[0] == 0
+    markers = [line for line in ax.lines if line.get_marker() in ("o", "X") and len(line.get_xdata())]
+    assert markers and all(line.get_color() not in plots.COLOURS.values() for line in markers)
+    spots = sorted((float(line.get_xdata()[0]), float(line.get_ydata()[0])) for line in markers)
+    right = ax.get_xlim()[1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(spots):
+        assert abs(x1 - x0) >= 0.02 * right or abs(y1 - y0) > 0.1, "two markers overlap"
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(picture.figure).get_renderer()
+    picture.figure.draw(renderer)  # lay the texts out
+    frame = ax.get_window_extent(renderer)
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        assert frame.x0 - 1 <= box.x0 and box.x1 <= frame.x1 + 1, f"outside the frame: {text.get_text()!r}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 import zipfile
 
@@ -78,3 +79,19 @@ def test_without_wheels_one_line_says_how_to_fetch_them_and_links_the_pr(monkeyp
 def test_a_lesson_without_an_upstream_fix_is_a_clear_error():
     with pytest.raises(ValueError, match="no upstream fix for lesson 'room-reuse'"):
         uh.upstream_hunks("room-reuse")
+
+
+@pytest.mark.parametrize("lesson", sorted(uh.OTHERS))
+def test_lines_left_out_are_other_changes_of_the_release_and_shown_nowhere(lesson):
+    fix = _needs_wheels(lesson)
+    old, new = (uh._methods(wheel(v), tuple(fix.touched.split())) for v in (fix.before, fix.after))
+    text = str(uh.upstream_hunks(lesson)).splitlines()
+    for key, others in uh.OTHERS[lesson].items():
+        a, b = old[key][2], new[key][2]
+        changed = {line[1:].strip() for line in difflib.unified_diff(a, b, lineterm="") if line[:1] in "+-"}
+        assert set(others) <= changed, f"{key}: not a changed line of the release: {set(others) - changed}"
+        start = text.index(f"--- {old[key][0]} {key}")
+        end = next((i for i in range(start + 2, len(text)) if text[i].startswith("--- ")), len(text))
+        shown = {line[1:].strip() for line in text[start + 2 : end] if line[:1] in "+-"}
+        assert not shown & set(others), f"{key}: another PR's line still shown: {shown & set(others)}"
+        assert any(line.startswith("(left out: ") for line in text[start:end])

@@ -11,7 +11,7 @@ one source line, and lays them out in one column per thread, in the order they
 happened: where each thread was switched out (`||`, before that line completed; a
 resumed thread finishes it first) and resumed, and every mutation of a type of object
 both threads touch (`*`; the recorder names types, not objects, so read a `*` as "maybe
-the same object"). Other accesses are folded to `... n more`.
+the same object"). Other accesses are left out; one line under the trace says how many.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The exploration machinery; the per-lesson worker bodies stay in the trace.
 HARNESS = frozenset(os.path.join(_HERE, name) for name in ("property.py", "runner.py", "trace.py"))
-LANE_WIDTH = 72
+LANE_WIDTH = 58  # two lanes and their gap fit a 120-column terminal and notebook output
 CONTAINERS = frozenset({"dict", "defaultdict", "set", "list", "deque", "OrderedDict"})
 # Method loads that mutate their object: the trace records them as reads of the method.
 MUTATORS = frozenset({"add", "append", "clear", "discard", "extend", "insert", "pop", "popitem", "remove",
@@ -104,16 +104,13 @@ def two_lanes(events: list[Any], lanes: Sequence[str]) -> str:
     keep = conflicts | _boundaries(lines)
     header = "  ".join(f"{name:<{LANE_WIDTH}}" for name in lanes).rstrip()
     rows = [header, "  ".join("-" * LANE_WIDTH for _ in lanes)]
-    skipped = 0
     for index, line in enumerate(lines):
-        if index not in keep:
-            skipped += 1
-            continue
-        if skipped:
-            rows.append(_row(line.thread_id, f"  ... {skipped} more", len(lanes)))
-            skipped = 0
-        paused = index + 1 < len(lines) and lines[index + 1].thread_id != line.thread_id
-        rows.append(_row(line.thread_id, _cell(line, index in conflicts, paused), len(lanes)))
+        if index in keep:
+            paused = index + 1 < len(lines) and lines[index + 1].thread_id != line.thread_id
+            rows.append(_row(line.thread_id, _cell(line, index in conflicts, paused), len(lanes)))
+    if len(lines) > len(keep):
+        left_out = len(lines) - len(keep)
+        rows.append(f"({left_out} other accesses, neither at a switch nor a shared mutation, left out)")
     return "\n".join(row.rstrip() for row in rows)
 
 

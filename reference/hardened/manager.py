@@ -9,6 +9,7 @@ after; their diff is exactly the two fixes. Everything else is in `common/manage
 
 import itertools  # HARDEN(room-reuse): lifecycle ids; logging: HARDEN(supervised-loops)
 import logging
+import threading  # HARDEN(late-kv-write): the held pages' lock
 import traceback
 from typing import Any
 
@@ -27,6 +28,10 @@ class KVManager(ManagerBase):
         self.receivers: dict[int, Any] = {}  # the open request of each room (a receiver)
         self._lifecycles = itertools.count(1)
         self.heartbeat_errors: list[str] = []
+        self.answers: dict[int, int] = {}  # HARDEN(late-kv-write): statuses counted per open request
+        self.held_pages: dict[int, tuple[list[int], int]] = {}  # room -> (pages, answers still due)
+        self._held_lock = threading.Lock()
+        self.last_heard: dict[str, float] = {}  # HARDEN(bootstrap-partition): a status from its ranks
         watch = getattr(self.transport, "on_peer_gone", None)
         if watch is not None:
             watch(self._on_peer_gone)
@@ -52,6 +57,7 @@ class KVManager(ManagerBase):
                 self.failure_records.pop(room, None)
         self.prefill_response_tracker.pop(room, None)
         self.awaiting_transfer.discard(room)
+        self.answers.pop(room, None)  # HARDEN(late-kv-write)
         self.room_lifecycle[room] = next(self._lifecycles)
         self.request_status[room] = BOOTSTRAPPING
 
@@ -62,7 +68,34 @@ class KVManager(ManagerBase):
         self.awaiting_transfer.add(room)
 
     def accepts_transfer_status(self, bootstrap_room: int) -> bool:  # HARDEN(room-reuse)
-        return bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
+        if self._answer_for_held_pages(bootstrap_room):  # HARDEN(late-kv-write): a cleared request's
+            return False  # late answer: its rank is done with those pages
+        accepted = bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
+        if accepted:  # HARDEN(late-kv-write): one status message from one rank
+            self.answers[bootstrap_room] = self.answers.get(bootstrap_room, 0) + 1
+            addr = self.room_to_bootstrap_addr.get(bootstrap_room)  # HARDEN(bootstrap-partition)
+            if addr is not None:
+                self.last_heard[addr] = self.clock.now()
+        return accepted
+
+    def hold_pages(self, room: int, pages: list[int], due: int) -> None:  # HARDEN(late-kv-write): a
+        with self._held_lock:  # request ended with `due` ranks still holding its metadata
+            self.held_pages[room] = (list(pages), due)
+
+    def pages_in_doubt(self) -> set[int]:  # HARDEN(late-kv-write): pages a prefill may still write;
+        with self._held_lock:  # the scheduler hands them to no new request
+            return {page for pages, _ in self.held_pages.values() for page in pages}
+
+    def _answer_for_held_pages(self, room: int) -> bool:  # HARDEN(late-kv-write)
+        if room not in self.held_pages or room in self.awaiting_transfer:
+            return False  # (a reopened room's own request waits for answers: they are its own)
+        with self._held_lock:
+            pages, due = self.held_pages[room]
+            if due <= 1:
+                del self.held_pages[room]
+            else:
+                self.held_pages[room] = (pages, due - 1)
+        return True
 
     def record_failure(self, bootstrap_room: int, reason: str) -> None:  # HARDEN(failure-records)
         with self.failure_lock:
@@ -74,6 +107,7 @@ class KVManager(ManagerBase):
         self.receivers.pop(bootstrap_room, None)
         self.room_lifecycle.pop(bootstrap_room, None)
         self.awaiting_transfer.discard(bootstrap_room)
+        self.answers.pop(bootstrap_room, None)  # HARDEN(late-kv-write)
         with self.failure_lock:
             self.failure_records.pop(bootstrap_room, None)
         with self.connection_lock:
@@ -106,6 +140,8 @@ class KVManager(ManagerBase):
                 receiver.lost_peer = True
 
     def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
+        if self._ranks_answer(failed_bootstrap_addr):  # HARDEN(bootstrap-partition): only its bootstrap
+            return  # server is unreachable: keep its rooms; the next probe asks again
         addr = failed_bootstrap_addr
         with self.connection_lock:
             stale_endpoints = self._forget_prefill_locked(addr)
@@ -115,6 +151,11 @@ class KVManager(ManagerBase):
         for room in affected_rooms:
             self._fail_lost_room(room, addr)
             self.hooks.fire("node_failure.after_room", addr, room)
+
+    def _ranks_answer(self, addr: str) -> bool:  # HARDEN(bootstrap-partition): a rank of this prefill
+        heard = self.last_heard.get(addr)  # delivered a status within the heartbeat's detection window
+        window = self.config.heartbeat_interval * self.config.heartbeat_max_failures
+        return heard is not None and self.clock.now() - heard <= window
 
     def _probe(self, addr: str) -> None:  # HARDEN(supervised-loops): a probe that raises is logged
         try:  # with its traceback and the heartbeat goes on (upstream: the thread ends silently)

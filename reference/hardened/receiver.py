@@ -129,7 +129,16 @@ class KVReceiver(ReceiverBase):
 
     def clear(self) -> None:  # HARDEN(room-reuse): a late clear must not clear the room's next request
         if self._owns_room():
+            self._hold_pages_in_doubt()  # HARDEN(late-kv-write)
             super().clear()
+
+    def _hold_pages_in_doubt(self) -> None:  # HARDEN(late-kv-write): a request that ends without every
+        room = self.bootstrap_room  # rank's answer after its metadata went out may still be written by
+        if self._sent_indices is None or self.kv_mgr.request_status.get(room) == KVPoll.Success:
+            return  # its prefill (paused, cut off): its pages stay out of use until those ranks answer
+        due = self.kv_mgr.required_prefill_response_num_table.get(room, 1) - self.kv_mgr.answers.get(room, 0)
+        if due > 0:
+            self.kv_mgr.hold_pages(room, self._sent_indices, due)
 
     def failure_exception(self) -> KVTransferError:  # HARDEN(failure-records): take the reason, then clear
         with self.kv_mgr.failure_lock:

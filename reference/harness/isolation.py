@@ -77,12 +77,14 @@ class Watch:
 
 
 def budget(lesson: Lesson, options: Options, timeout: float | None) -> float:
-    """The wall-clock seconds one lesson may take: `timeout`, or the default plus the trials."""
+    """The wall-clock seconds one lesson may take: `timeout`, or the default plus the trials,
+    plus twice the deep checks' budget (a search that finds a bug may shrink as long again)."""
+    deep = 2 * options.budget if options.deep else 0.0
     if timeout is not None:
-        return timeout
+        return timeout + deep
     trials = options.repeat if lesson.stress is not None else 0
     base = DEFAULT_TIMEOUT if kit(options.transport).in_process else PROCESSES_TIMEOUT
-    return base + PER_TRIAL * trials
+    return base + PER_TRIAL * trials + deep
 
 
 def run_isolated(

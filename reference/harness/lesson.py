@@ -19,6 +19,7 @@ from reference.clock import SettleTimeout
 from reference.harness.checks import STORY, Body, Check, overall, summary
 from reference.harness.options import Options
 from reference.harness.result import CheckResult, Observation, Result
+from reference.transport import runs_on
 from reference.transport.kits import kit
 from reference.variants import RESIDUAL_LESSON_IDS, Variant
 
@@ -48,7 +49,7 @@ class Lesson:
     def checklist(self, transport: str) -> tuple[Check, ...]:
         """The story and the checks that have a scenario on `transport`."""
         story = Check(STORY, self.title, self.upstream, self.body, self.needs, self.transports)
-        return tuple(c for c in (story, *self.checks) if transport in c.transports)
+        return tuple(c for c in (story, *self.checks) if runs_on(c.transports, transport))
 
     def check(self, check_id: str) -> Check:
         for candidate in (*self.checklist("mock"), *self.checklist("loopback")):
@@ -122,7 +123,7 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
     reason = variant.unavailable(tuple(name for name in needs if name not in declared))
     if reason:
         return Observation("unknown", reason)
-    if options.transport not in check.transports:
+    if not runs_on(check.transports, options.transport):
         return Observation("unknown", f"no {options.transport} scenario for this check")
     unusable = _backend_unusable(lesson, options)
     if unusable:

@@ -3,8 +3,10 @@ residual lessons (holes those fixes leave open; `reference/hardened` closes them
 
 from reference.harness.lesson import Lesson, Options, run_lesson
 from reference.lessons import (
+    bootstrap_partition,
     failed_resurrect,
     failure_records,
+    late_kv_write,
     live_set_race,
     restart_recovery,
     room_reuse,
@@ -26,6 +28,8 @@ LESSONS: dict[str, Lesson] = {
         failure_records.LESSON,
         stale_tracker.LESSON,
         supervised_loops.LESSON,
+        late_kv_write.LESSON,
+        bootstrap_partition.LESSON,
     )
 }
 

@@ -25,6 +25,12 @@ STOP_TIMEOUT = 5.0
 
 
 class LoopbackPrefill:
+    host = "127.0.0.1"  # its address (a netns prefill: its namespace's)
+
+    def _command(self, args: list[str]) -> list[str]:
+        """The command line that starts the prefill process (netns: inside its namespace)."""
+        return [sys.executable, "-m", "reference.prefill.process", *args]
+
     def __init__(
         self,
         tp_size: int = 2,
@@ -43,7 +49,7 @@ class LoopbackPrefill:
 
     @property
     def bootstrap_addr(self) -> str:
-        return f"127.0.0.1:{self.bootstrap_port}"
+        return f"{self.host}:{self.bootstrap_port}"
 
     def start(self) -> None:
         args = ["--bootstrap-port", str(self.bootstrap_port), "--tp-size", str(self.tp_size),
@@ -54,7 +60,7 @@ class LoopbackPrefill:
             "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
         }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "reference.prefill.process", *args],
+            self._command(args),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=ROOT,
         )  # fmt: skip
         try:

@@ -33,8 +33,8 @@ HOST = "127.0.0.1"
 POLL_MS = 20
 
 
-def _register(bootstrap_port: int, body: dict) -> None:
-    reply = requests.put(f"http://{HOST}:{bootstrap_port}/route", json=body, timeout=5)
+def _register(host: str, bootstrap_port: int, body: dict) -> None:
+    reply = requests.put(f"http://{host}:{bootstrap_port}/route", json=body, timeout=5)
     if reply.status_code != 200:
         raise RuntimeError(f"PUT /route answered {reply.status_code}: {reply.text}")
 
@@ -52,11 +52,25 @@ def _writer(backend: str, send: Callable[[str, list[bytes]], None], stack: ExitS
     return PlaneWriter(plane)
 
 
+def _link(host: str, send_timeout: float) -> LoopbackTransport:
+    """Loopback on 127.0.0.1; inside a netns host (`--host 198.18...`), that host's link."""
+    if host == HOST:
+        return LoopbackTransport(send_timeout=send_timeout)
+    from reference.netns.transport import HostLink
+
+    return HostLink(host, send_timeout=send_timeout)
+
+
 def serve(
-    bootstrap_port: int, tp_size: int, cp_size: int, send_timeout: float, backend: str = "default"
+    bootstrap_port: int,
+    tp_size: int,
+    cp_size: int,
+    send_timeout: float,
+    backend: str = "default",
+    host: str = HOST,
 ) -> None:
-    server = PrefillBootstrapServer(HOST, bootstrap_port).start()
-    link = LoopbackTransport(send_timeout=send_timeout)  # PUSH sockets to decode inboxes
+    server = PrefillBootstrapServer(host, bootstrap_port).start()
+    link = _link(host, send_timeout)  # PUSH sockets to decode inboxes
     pulls: list[zmq.Socket] = []
     stack = ExitStack()
     try:
@@ -66,10 +80,10 @@ def serve(
             for tp in range(tp_size):
                 pull = link.ctx.socket(zmq.PULL)
                 pull.setsockopt(zmq.LINGER, 0)
-                ports.append(pull.bind_to_random_port(f"tcp://{HOST}"))
+                ports.append(pull.bind_to_random_port(f"tcp://{host}"))
                 pulls.append(pull)
                 ranks.append(PrefillRank(cp * tp_size + tp, writer, send))
-                _register(server.port, registration_body(HOST, ports[-1], tp, tp_size, cp, cp_size))
+                _register(host, server.port, registration_body(host, ports[-1], tp, tp_size, cp, cp_size))
         print(
             json.dumps({"pid": os.getpid(), "bootstrap_port": server.port, "rank_ports": ports}), flush=True
         )
@@ -96,9 +110,10 @@ def main() -> int:
     parser.add_argument("--cp-size", type=int, default=1)
     parser.add_argument("--send-timeout", type=float, default=1.0)
     parser.add_argument("--backend", choices=BACKENDS, default="default", help="KV data plane")
+    parser.add_argument("--host", default=HOST, help="this prefill's address (netns: its namespace's)")
     args = parser.parse_args()
     try:
-        serve(args.bootstrap_port, args.tp_size, args.cp_size, args.send_timeout, args.backend)
+        serve(args.bootstrap_port, args.tp_size, args.cp_size, args.send_timeout, args.backend, args.host)
     except (OSError, RuntimeError, requests.RequestException) as exc:
         print(f"prefill: error: {exc}", file=sys.stderr)
         return 1

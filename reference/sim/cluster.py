@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -41,6 +42,9 @@ from reference.transport.mock import MockNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
+PAUSE = 2 * CONFIG.waiting_timeout  # how long a paused prefill takes nothing
+RESTARTS_ONLY = {"restart_new", "restart_same", "latency", "gc", "timeout"}  # restart-recovered applies
+HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler wait for each other
 DONE = (KVPoll.Success, KVPoll.Failed)
 
 
@@ -54,12 +58,17 @@ class Request:
     inited: bool = False
     sent: bool = False
     sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
-    used: dict[str, Any] = field(default_factory=dict)  # pool key -> the cached entry it used
+    used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
+    seen_failed: bool = False  # its status has read Failed while it was open
+    after_restart: bool = False  # opened after its prefill restarted, in a run with no other fault
+    aborted: bool = False
 
 
 class Cluster:
-    def __init__(self, variant: ModuleType, plan: Plan, errors: ThreadErrors) -> None:
-        self.variant, self.plan, self.errors = variant, plan, errors
+    def __init__(
+        self, variant: ModuleType, plan: Plan, errors: ThreadErrors, checking: frozenset[str] | None = None
+    ) -> None:
+        self.variant, self.plan, self.errors, self.checking = variant, plan, errors, checking
         self.clock = VirtualClock()
         self.net = MockNetwork(self.clock, immediate=plan.sockets == "fail-fast")
         self.net.latency = 1.0 if "latency" in plan.faults else 0.0
@@ -71,13 +80,15 @@ class Cluster:
         self.managers: list[Any] = []
         self.log: list[tuple[float, str, str]] = []
         self.open: list[Request] = []
-        self.ended: list[tuple[int, int]] = []  # (manager, room) of requests that ended
+        self.ended: list[Request] = []  # requests that ended (their receivers, for late calls)
         self.cleared: set[tuple[int, int]] = set()  # ... and have not been reopened
         self.cleanups: list[tuple[int, int]] = []  # mori's pending cleanups (manager, room)
         self.known = [[False] * len(self.prefills) for _ in range(plan.managers)]
+        self.restarts = [0] * len(self.prefills)
         self.down_since: list[float | None] = [None] * len(self.prefills)
         self.known_when_down: list[list[bool]] = [[False] * plan.managers for _ in self.prefills]
         self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
+        self.parked: list[tuple[threading.Thread, threading.Event]] = []  # preempted status threads
         self._rooms = iter(range(100, sys.maxsize))
         self._numbers = iter(range(sys.maxsize))
         self.step_index: int | None = None
@@ -98,6 +109,7 @@ class Cluster:
         self.started = True
 
     def close(self) -> None:
+        self.release_parked()
         for manager in self.managers:
             manager.close()
         for prefill in self.prefills:
@@ -139,11 +151,13 @@ class Cluster:
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
-        self.advance(CONFIG.waiting_timeout + 3 * CONFIG.heartbeat_interval, "drain")
+        self.advance(PAUSE + 3 * CONFIG.heartbeat_interval, "drain")
+        self.release_parked()
         for request in list(self.open):
             self.poll(request)
             if request in self.open:
                 self.note(f"decode {request.manager}", f"abort room {request.room} (drain)")
+                request.aborted = True
                 self.call(request.receiver.abort)
                 self.poll(request)
         self.run_cleanups()
@@ -155,7 +169,7 @@ class Cluster:
         grew = grown(before, after)
         if grew:
             listed = ", ".join(f"{path} {a} -> {b}" for path, (a, b) in list(grew.items())[:4])
-            raise Violation("whole-state-bound", f"after all {requests} requests ended and were cleared: "
+            self.broke("whole-state-bound", f"after all {requests} requests ended and were cleared: "
                             f"{listed}")  # fmt: skip
 
     # -- the scheduler's steps ---------------------------------------------------------------------
@@ -167,6 +181,7 @@ class Cluster:
         addr = self.prefills[p].bootstrap_addr
         receiver = self.call(lambda: self.variant.KVReceiver(self.managers[m], addr, room), "KVReceiver()")
         request = Request(next(self._numbers), m, p, room, receiver)
+        request.after_restart = self.restarts[p] > 0 and set(self.plan.faults) <= RESTARTS_ONLY
         self.open.append(request)
         self.cleared.discard((m, room))
         self.note(f"decode {m}", f"open room {room} on prefill {p}")
@@ -180,12 +195,13 @@ class Cluster:
         before = self._pool_entries(request)
         self._attributed(request, lambda: request.receiver.init(0), "init")
         after = self._pool_entries(request)
-        request.used.update(after)
+        for key, entry in after.items():
+            _add(request.used, key, entry)
         if manager.request_status.get(request.room) == KVPoll.Failed:
             added = [key for key, entry in after.items() if before.get(key) is not entry]
             self.note(f"decode {request.manager}", f"init room {request.room}: Failed")
             if added:
-                raise Violation("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
+                self.broke("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
                                 f"cache entries {added}")  # fmt: skip
             return
         self.note(f"decode {request.manager}", f"init room {request.room}: ports {self._ports(request)}")
@@ -220,17 +236,21 @@ class Cluster:
         self.end(request, status)
 
     def end(self, request: Request, status: int) -> None:
+        if status == KVPoll.Failed and request.after_restart and not request.aborted:
+            self.broke("restart-recovered", f"room {request.room} was opened after prefill {request.prefill} "
+                       "restarted (and registered again) and failed")  # fmt: skip
         ending = request.receiver.clear
         if status == KVPoll.Failed and hasattr(request.receiver, "failure_exception"):
             ending = request.receiver.failure_exception
         self._attributed(request, ending, "clear")
         self.open.remove(request)
-        self.ended.append((request.manager, request.room))
+        self.ended.append(request)
         self.cleared.add((request.manager, request.room))
         self.cleanups.append((request.manager, request.room))
 
     def abort(self, request: Request) -> None:
         self.note(f"decode {request.manager}", f"abort room {request.room}")
+        request.aborted = True
         self._attributed(request, request.receiver.abort, "abort")
         self._check_failed_visible(request.manager, request.room)
 
@@ -244,9 +264,19 @@ class Cluster:
         self.note("status thread", f"update_status(room {room}, Failed) on decode {m} (late)")
         self.call(lambda: self.managers[m].update_status(room, KVPoll.Failed))
 
-    def late_abort(self, m: int, room: int) -> None:
-        self.note("scheduler", f"abort() of room {room} on decode {m} (late)")
-        self.call(lambda: self.managers[m].abort(room))
+    def late_abort(self, old: Request) -> None:
+        """The scheduler's abort() of a request that has ended (its receiver, late)."""
+        self.note(
+            "scheduler", f"abort() of the ended request of room {old.room} on decode {old.manager} (late)"
+        )
+        newer = next((r for r in self.open if (r.manager, r.room) == (old.manager, old.room)), None)
+        manager = self.managers[old.manager]
+        before = manager.request_status.get(old.room)
+        self.call(old.receiver.abort, f"late abort() of room {old.room}")
+        after = manager.request_status.get(old.room)
+        if newer is not None and after != before and after == KVPoll.Failed:
+            self.broke("reused-room-unaffected", f"room {old.room} was reused on decode {old.manager}; the "
+                       f"late abort of its previous request turned the new one Failed")  # fmt: skip
 
     def cleanup(self, index: int) -> None:
         m, room = self.cleanups.pop(index % len(self.cleanups))
@@ -258,23 +288,59 @@ class Cluster:
             if manager in (None, self.cleanups[index][0]):
                 self.cleanup(index)
 
-    def race_cleanup(self, m: int) -> None:
-        """The decode-status thread's cleanups run between two rooms of the next failure handler."""
-        fired: list[bool] = []
+    def race_cleanup(self, m: int, late: bool = False) -> None:
+        """Mori's status thread starts one pending cleanup and is preempted right after it
+        fetched the tracker set (protocol hook `cleanup_room_tracking.after_get`); it goes on
+        between two rooms of the next failure handler (`node_failure.after_room`), or, `late`,
+        at the status thread's next step (after a failure, a re-registration and new rooms)."""
+        pending = [i for i, (mm, _) in enumerate(self.cleanups) if mm == m]
+        if not pending:
+            return
+        _, room = self.cleanups.pop(pending[0])
+        parked, go, done = threading.Event(), threading.Event(), threading.Event()  # parked: or done
 
-        def inside(addr: str, room: int) -> None:
-            if not fired:
-                fired.append(True)
-                self.note("status thread", f"cleanups inside _handle_node_failure({addr})")
-                self.run_cleanups(m)
+        def after_get(got_room: int) -> None:
+            if got_room == room:
+                parked.set()
+                go.wait(HANDOFF)
 
-        self.hooks[m].set("node_failure.after_room", inside)
+        def after_room(addr: str, failed_room: int) -> None:
+            if not go.is_set():
+                self.note("status thread", f"resumes inside _handle_node_failure({addr})")
+                go.set()
+                done.wait(HANDOFF)
+
+        def cleanup() -> None:
+            try:
+                self.managers[m]._cleanup_room_tracking(room)
+            finally:
+                done.set()
+                parked.set()  # a cleanup that never reached the hook has nothing to race
+
+        self.hooks[m].set("cleanup_room_tracking.after_get", after_get)
+        if not late:
+            self.hooks[m].set("node_failure.after_room", after_room)
+        thread = threading.Thread(target=cleanup, name=f"status-thread-{m}", daemon=True)
+        thread.start()
+        parked.wait(HANDOFF)
+        self.parked.append((thread, go))
+        self.note("status thread", f"_cleanup_room_tracking(room {room}) on decode {m}: preempted after get")
+
+    def release_parked(self) -> None:
+        """Let every preempted status thread go on, and wait (bounded) until it ends."""
+        for thread, go in self.parked:
+            if not go.is_set():
+                self.note("status thread", "a preempted cleanup goes on")
+            go.set()
+            thread.join(HANDOFF)
+        self.parked.clear()
 
     # -- prefill faults ------------------------------------------------------------------------------
     def restart(self, p: int, same_ports: bool) -> None:
         if self.down_since[p] is not None:
             return
         self.prefills[p].restart(same_ports=same_ports)
+        self.restarts[p] += 1
         self.note(f"prefill {p}", f"restart on {'the same' if same_ports else 'new'} ports "
                   f"{self.prefills[p].rank_ports}")  # fmt: skip
 
@@ -291,9 +357,12 @@ class Cluster:
             self.note(f"prefill {p}", f"back on new ports {prefill.rank_ports}")
 
     def pause(self, p: int) -> None:
+        """The prefill stops for twice the waiting timeout (a GC, a stuck GPU): /health still
+        answers, and what is sent to its ranks meanwhile waits until it resumes."""
+        until = self.clock.now() + PAUSE
         for endpoint in self.prefills[p].endpoints:
-            self.net.delay(CONFIG.waiting_timeout + 2 * CONFIG.heartbeat_interval, 4, endpoint=endpoint)
-        self.note(f"prefill {p}", "paused: its next messages wait past the waiting timeout")
+            self.net.hold(endpoint, until)
+        self.note(f"prefill {p}", f"paused until {until:g} s: its ranks take no message before then")
 
     def drop(self, p: int, rank: int) -> None:
         endpoints = self.prefills[p].endpoints
@@ -336,16 +405,32 @@ class Cluster:
         self.note("clock", "gc.collect()")
 
     # -- checks after every step ----------------------------------------------------------------------
-    def check_always(self) -> None:
+    def check_threads(self) -> None:
         if self.errors.errors:
-            raise Violation("threads-alive", f"a thread raised: {self.errors.describe()}")
+            self.broke("threads-alive", f"a thread raised: {self.errors.describe()}")
         for m, manager in enumerate(self.managers):
             if not manager.heartbeat_alive:
-                raise Violation("threads-alive", f"decode {m}'s heartbeat thread is gone")
+                self.broke("threads-alive", f"decode {m}'s heartbeat thread is gone")
+
+    def check_always(self) -> None:
+        self.check_threads()
+        for request in self.open:
+            status = self.managers[request.manager].request_status.get(request.room)
+            if request.seen_failed and status not in (KVPoll.Failed, None):
+                shown = f"room {request.room} on decode {request.manager}"
+                self.broke("failed-is-terminal", f"{shown} read Failed, then {KVPoll(status).name}")
+            request.seen_failed = request.seen_failed or status == KVPoll.Failed
+            if status == KVPoll.Success and not request.sent:
+                shown = f"room {request.room} on decode {request.manager}"
+                self.broke("success-after-own-metadata", f"{shown} is Success before it sent its metadata")
+        for m, manager in enumerate(self.managers):
             for mm, room in self.cleared:
                 if mm == m and room in manager.request_status:
                     status = KVPoll(manager.request_status[room]).name
-                    raise Violation("cleared-stays-cleared", f"room {room} was cleared on decode {m} and is "
+                    which = (
+                        "cleared-stays-cleared" if status == "Failed" else "cleared-stays-cleared-any-status"
+                    )
+                    self.broke(which, f"room {room} was cleared on decode {m} and is "
                                     f"back as {status}")  # fmt: skip
 
     def overlap(self) -> float:
@@ -359,13 +444,14 @@ class Cluster:
         for m, manager in enumerate(self.managers):
             pool = manager.connection_pool
             for key in {key for r in self.open if r.manager == m for key in r.used}:
-                entries = {id(r.used[key]) for r in self.open if r.manager == m and key in r.used}
+                entries = {id(r.used[key][-1]) for r in self.open if r.manager == m and key in r.used}
                 if key in pool:
                     entries.add(id(pool[key]))
                 best = max(best, len(entries) + 0.01 * sum(bool(r.used) for r in self.open))
         return best
 
     def _check_detections(self) -> None:
+        self.check_threads()
         grace = CONFIG.heartbeat_interval * (CONFIG.heartbeat_max_failures + 1)
         for p, since in enumerate(self.down_since):
             if since is None or self.clock.now() - since < grace:
@@ -379,7 +465,7 @@ class Cluster:
                     status = manager.request_status.get(request.room)
                     if status not in (KVPoll.Success, KVPoll.Failed):
                         shown = "absent" if status is None else KVPoll(status).name
-                        raise Violation(
+                        self.broke(
                             "node-failure-fails-rooms",
                             f"prefill {p} died at {since:g} s; at "
                             f"{self.clock.now():g} s decode {m}'s room {request.room} is {shown}",
@@ -391,15 +477,13 @@ class Cluster:
         status = self.managers[m].request_status.get(room)
         if status != KVPoll.Failed:
             shown = "absent" if status is None else KVPoll(status).name
-            raise Violation(
-                "failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}"
-            )
+            self.broke("failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}")
 
     def _check_invalidated(self, request: Request, why: str) -> None:
         pool = self.managers[request.manager].connection_pool
-        kept = [key for key, entry in request.used.items() if pool.get(key) is entry]
+        kept = [key for key, entries in request.used.items() if any(pool.get(key) is e for e in entries)]
         if kept:
-            raise Violation("failed-entry-invalidated", f"room {request.room} failed ({why}) on cached "
+            self.broke("failed-entry-invalidated", f"room {request.room} failed ({why}) on cached "
                             f"entries that are still cached: {kept}")  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------------------------
@@ -426,18 +510,29 @@ class Cluster:
         pool = self.managers[request.manager].connection_pool
         before = dict(pool)
         result = self.call(call, f"{what} of room {request.room}")
+        self._note_used(request, before)
         removed = [key for key, entry in before.items() if pool.get(key) is not entry]
         looked_up = self._pool_entries(request).keys() | {
             k for k in before if k.startswith(self._prefix(request))
         }
         foreign = [
             key for key in removed
-            if request.used.get(key) is not before[key] and not (what == "init" and key in looked_up)
+            if not any(e is before[key] for e in request.used.get(key, ()))
+            and not (what == "init" and key in looked_up)
         ]  # fmt: skip
         if foreign:
-            raise Violation("invalidate-own-only", f"{what} of room {request.room} removed cache entries it "
+            self.broke("invalidate-own-only", f"{what} of room {request.room} removed cache entries it "
                             f"never used: {foreign}")  # fmt: skip
         return result
+
+    def _note_used(self, request: Request, before: dict[str, Any]) -> None:
+        """A cache entry whose rank dicts the receiver now holds (`bootstrap_infos`) is one it used:
+        a receiver may look the cache up again after `init` (a resend)."""
+        held = {id(info) for info in getattr(request.receiver, "bootstrap_infos", None) or []}
+        pool = self.managers[request.manager].connection_pool
+        for key, entry in [*before.items(), *list(pool.items())]:
+            if held and any(id(info) in held for info in entry):
+                _add(request.used, key, entry)
 
     def call(self, call: Callable[[], Any], what: str = "a call") -> Any:
         try:
@@ -447,8 +542,18 @@ class Cluster:
         except Exception as exc:
             raise Violation("no-raise", f"{what} raised {type(exc).__name__}: {exc}") from exc
 
+    def broke(self, invariant: str, detail: str) -> None:
+        """Raise `Violation` for an invariant this run checks (all by default, see `checking`)."""
+        if self.checking is None or invariant in self.checking:
+            raise Violation(invariant, detail)
+
     def note(self, lane: str, text: str) -> None:
         self.log.append((self.clock.now(), lane, text))
+
+
+def _add(used: dict[str, list[Any]], key: str, entry: Any) -> None:
+    if not any(e is entry for e in used.setdefault(key, [])):
+        used[key].append(entry)
 
 
 def _variant_classes(variant: ModuleType) -> list[type]:

@@ -23,10 +23,11 @@ from hypothesis import strategies as st
 SOCKETS = ("upstream", "fail-fast")  # a plan draws one; the run's own setting first (shrinks to it)
 
 # The decode scheduler's own steps, in every profile, each with its weight in a draw:
-# `request` opens, inits and sends one new request; `poll` is one scheduler pass that
+# `request` opens, inits and sends one new request; `stream` is a steady stream of them
+# ((b mod 4) + 3 requests, (a mod 4 + 1) x 20 s apart, every open request polled in between); `poll` is one scheduler pass that
 # polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass.
-WORKLOAD = {"request": 6, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1, "abort": 1,
-            "end_status": 2}  # fmt: skip
+WORKLOAD = {"request": 6, "stream": 2, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1,
+            "abort": 1, "end_status": 2}  # fmt: skip
 # Faults and concurrent writers, switched on per profile and per run (swarm).
 FAULTS = {
     "fail_open": "the decode-status thread writes Failed for an open room",
@@ -40,12 +41,14 @@ FAULTS = {
     "drop": "the next message to a prefill rank is lost",
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
-    "race_cleanup": "the decode-status thread's cleanups run inside the failure handler's loop",
+    "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",
+    "race_cleanup_late": "the decode-status thread, preempted in a cleanup, resumes after a failure, later",
     "timeout": "virtual time jumps past the waiting timeout",
     "gc": "gc.collect() runs",
     "latency": "(for the whole run) every message takes a second: requests stay in flight until time passes",
 }
 KINDS = (*WORKLOAD, *FAULTS)
+SWARM = 3  # at most this many fault kinds on in one run: small swarms keep a run about a few things
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,10 @@ class Plan:
 def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Plan]:
     """Plans for one lesson's profile: a topology, a swarm of its faults, the decode's socket
     options (`sockets` first, so a counterexample shrinks to it), then the steps."""
-    topology = st.tuples(st.integers(1, 2), st.lists(st.tuples(st.integers(1, 2), st.integers(1, 2)),
-                                                      min_size=1, max_size=2))  # fmt: skip
-    swarm = st.sets(st.sampled_from(profile.faults)) if profile.faults else st.just(set())
+    # Mostly one decode and one prefill (several requests then share one cache key), sometimes more.
+    prefill = st.sampled_from([(1, 1), (1, 1), (2, 1), (1, 2), (2, 2)])
+    topology = st.tuples(st.sampled_from([1, 1, 2]), st.lists(prefill, min_size=1, max_size=2))
+    swarm = st.sets(st.sampled_from(profile.faults), max_size=SWARM) if profile.faults else st.just(set())
     sockets_drawn = st.sampled_from([sockets, *(s for s in SOCKETS if s != sockets)])
 
     def with_steps(shape: tuple[tuple[int, list[tuple[int, int]]], set[str], str]) -> st.SearchStrategy[Plan]:

@@ -12,7 +12,7 @@ open, and a module given with `--impl`, expected `ok` everywhere, meets every fa
 
 from __future__ import annotations
 
-from reference.sim.plan import FAULTS, Profile
+from reference.sim.plan import Profile
 
 EVERYDAY = ("kill", "drop", "hb_miss", "timeout", "gc", "latency")
 
@@ -24,6 +24,6 @@ PROFILES: dict[str, Profile] = {
         (*EVERYDAY, "late_abort", "late_failed", "delay_status", "pause", "fail_open")
     ),
     "room-reuse": Profile((*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause")),
-    "restart-recovery": Profile(tuple(FAULTS)),
-    "stale-tracker": Profile(tuple(FAULTS)),
+    "restart-recovery": Profile(("restart_new", "restart_same", "latency", "gc", "timeout")),
+    "stale-tracker": Profile((*EVERYDAY, "race_cleanup_late", "restart_new")),
 }

@@ -26,9 +26,10 @@ class Run:
     overlap: float = 0.0  # the most cache generations of one key in use at once (the search's target)
 
 
-def run_plan(variant: ModuleType, plan: Plan) -> Run:
+def run_plan(variant: ModuleType, plan: Plan, checking: frozenset[str] | None = None) -> Run:
+    """Run `plan`; `checking` names the invariants to check (None: every one)."""
     with thread_errors() as errors:
-        cluster = Cluster(variant, plan, errors)
+        cluster = Cluster(variant, plan, errors, checking)
         violation, overlap = None, 0.0
         try:
             cluster.start()
@@ -55,13 +56,18 @@ def run_plan(variant: ModuleType, plan: Plan) -> Run:
 
 def _step(c: Cluster, kind: str, a: int, b: int) -> None:
     request = c.open[a % len(c.open)] if c.open else None
-    ended = c.ended[a % len(c.ended)] if c.ended else None
+    old = c.ended[a % len(c.ended)] if c.ended else None
+    ended = (old.manager, old.room) if old is not None else None
     p, m = a % len(c.prefills), a % len(c.managers)
     if kind in ("open", "request"):
         opened = c.open_request(m, b % len(c.prefills), None)
         if opened is not None and kind == "request":
             c.init(opened)
             c.send(opened)
+    elif kind == "stream":
+        for _ in range(b % 4 + 3):
+            _step(c, "request", a, b)
+            _step(c, "wait", a % 4, b)
     elif kind == "poll":
         _poll_all(c, a)
     elif kind in ("wait", "tick", "timeout"):
@@ -72,12 +78,14 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.open_request(ended[0], b % len(c.prefills), ended[1])
     elif kind in ("init", "send", "abort", "fail_open") and request is not None:
         getattr(c, kind)(request)
+    elif kind == "end_status" and c.parked:
+        c.release_parked()
     elif kind == "end_status" and c.cleanups:
         c.cleanup(a)
     elif kind == "late_failed" and ended is not None:
         c.late_failed(*ended)
-    elif kind == "late_abort" and ended is not None:
-        c.late_abort(*ended)
+    elif kind == "late_abort" and old is not None:
+        c.late_abort(old)
     elif kind in ("restart_new", "restart_same"):
         c.restart(p, same_ports=kind == "restart_same")
     elif kind == "kill":
@@ -90,8 +98,8 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.delay_status(m)
     elif kind == "hb_miss":
         c.misses.add(p)
-    elif kind == "race_cleanup":
-        c.race_cleanup(m)
+    elif kind in ("race_cleanup", "race_cleanup_late"):
+        c.race_cleanup(m, late=kind == "race_cleanup_late")
     elif kind == "gc":
         c.collect()
 

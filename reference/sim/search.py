@@ -1,14 +1,15 @@
-"""Search for a failing plan within a time budget, and shrink the one found.
+"""Search for a failing plan: a planned number of runs within a time budget, then shrink.
 
-Hypothesis draws plans from the lesson's profile (`plan.plans`), runs each
-(`run.run_plan`) and, when one breaks an invariant, shrinks it to a minimal list of
-steps that still breaks the same invariant. The seed fixes what is drawn, so the same
-seed and budget find the same runs on any machine (the budget can only cut a search
-shorter). The outcome:
+Hypothesis draws plans from the lesson's profile (`plan.plans`) and runs each
+(`run.run_plan`), steered (`target`) towards runs with several cache generations in use
+at once. The search plans `planned_runs(budget)` runs: the seed fixes them, so the same
+seed and budget run the same plans, in the same order, on any machine. When one breaks
+an invariant, Hypothesis shrinks it and delta debugging (`_minimize`) finishes the job,
+each for half as long as the search at most. The outcome:
 
 - `bug`: the shrunk plan, the invariant, and its run's log;
-- `ok`: at least `MIN_RUNS` plans ran and none broke an invariant;
-- `unknown`: the budget ended before `MIN_RUNS` plans had run.
+- `ok`: every planned run held every invariant;
+- `unknown`: the time ran out before the planned runs did (a slow or loaded machine).
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ from hypothesis.errors import Flaky
 from reference.sim.plan import Plan, Profile, plans
 from reference.sim.run import Run, run_plan
 
-MIN_RUNS = 30  # fewer plans than this in the budget: `unknown`, never `ok`
-RUNS_PER_SECOND = 30  # about what one core runs; sizes Hypothesis's phases to the budget
+MIN_RUNS = 30
+RUNS_PER_SECOND = 10  # planned per second of budget: a loaded 2-core machine runs about twice that
+OVERRUN = 1.5  # the planned runs may take this many times the budget before the search gives up
+
+
+def planned_runs(budget: float) -> int:
+    return max(MIN_RUNS, int(budget * RUNS_PER_SECOND))
 
 
 @dataclass
@@ -35,29 +41,34 @@ class Outcome:
     runs: int
     seconds: float
     failing: Run | None = None  # the shrunk counterexample, for `bug`
+    planned: int = 0
 
 
-def search(variant: ModuleType, profile: Profile, sockets: str, seed: int, budget: float) -> Outcome:
+def search(
+    variant: ModuleType, profile: Profile, sockets: str, seed: int, budget: float,
+    checking: frozenset[str] | None = None,
+) -> Outcome:  # fmt: skip
     started = time.perf_counter()
-    deadline = started + budget
-    runs = 0
+    deadline = started + OVERRUN * budget
+    planned, runs = planned_runs(budget), 0
     failing: list[Run] = []
 
     @hypothesis_seed(seed)
-    @settings(max_examples=max(MIN_RUNS, int(budget * RUNS_PER_SECOND)), deadline=None, database=None,
+    @settings(max_examples=planned, deadline=None, database=None,
               phases=(Phase.generate, Phase.target, Phase.shrink), report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)  # fmt: skip
     @given(plans(profile, sockets, seed))
     def attempt(plan: Plan) -> None:
         nonlocal runs
         now = time.perf_counter()
-        if failing and now >= deadline + budget:
-            # Shrinking may take as long as the search; past that, every candidate counts as
-            # failing, so Hypothesis ends at once. Only real runs are kept (`failing`).
+        if failing and now >= started + OVERRUN * budget:
+            # Hypothesis may shrink for half as long as the search (then `_minimize` for as long
+            # again); past that, every candidate counts as failing, so Hypothesis ends at once.
+            # Only real runs are kept (`failing`).
             raise _broke(failing[0].violation.invariant)  # type: ignore[union-attr]
-        if now >= deadline:
-            return  # the budget is spent: draw no more runs
-        run = run_plan(variant, plan)
+        if now >= deadline or runs >= planned:
+            return  # out of time (the outcome is `unknown`), or the planned runs are done
+        run = run_plan(variant, plan, checking)
         runs += 1
         target(float(run.overlap), label="cache generations in use at once")
         if run.violation is not None:
@@ -74,23 +85,27 @@ def search(variant: ModuleType, profile: Profile, sockets: str, seed: int, budge
     finally:
         gc.unfreeze()
     if failing:
-        smallest = _minimize(variant, failing[-1], deadline + budget)
-        return Outcome("bug", runs, time.perf_counter() - started, smallest)
+        smallest = _minimize(variant, failing[-1], time.perf_counter() + budget / 2, checking)
+        return Outcome("bug", runs, time.perf_counter() - started, smallest, planned)
     seconds = time.perf_counter() - started
-    return Outcome("ok" if runs >= MIN_RUNS else "unknown", runs, seconds)
+    return Outcome("ok" if runs >= planned else "unknown", runs, seconds, None, planned)
 
 
-def _minimize(variant: ModuleType, run: Run, deadline: float) -> Run:
-    """Drop steps one at a time while the same invariant still breaks (after Hypothesis's
-    shrink, which keeps a list at least as long as the strategy's minimum)."""
+def _minimize(variant: ModuleType, run: Run, deadline: float, checking: frozenset[str] | None) -> Run:
+    """Delta debugging over the steps: drop chunks of them (halves, quarters, ... single steps)
+    while the same invariant still breaks. Hypothesis's own shrink keeps a list at least as long
+    as the strategy's minimum and may run out of time on a long plan; this finishes the job."""
     invariant = run.violation.invariant if run.violation else ""
-    index = len(run.plan.steps) - 1
-    while index >= 0 and time.perf_counter() < deadline:
-        steps = run.plan.steps[:index] + run.plan.steps[index + 1 :]
-        candidate = run_plan(variant, replace(run.plan, steps=steps))
-        if candidate.violation is not None and candidate.violation.invariant == invariant:
-            run = candidate
-        index -= 1
+    chunk = max(1, len(run.plan.steps) // 2)
+    while chunk >= 1 and time.perf_counter() < deadline:
+        start = len(run.plan.steps) - chunk
+        while start >= 0 and time.perf_counter() < deadline:
+            steps = run.plan.steps[:start] + run.plan.steps[start + chunk :]
+            candidate = run_plan(variant, replace(run.plan, steps=steps), checking)
+            if candidate.violation is not None and candidate.violation.invariant == invariant:
+                run = candidate
+            start -= chunk
+        chunk //= 2
     return run
 
 

@@ -60,7 +60,13 @@ class FixDiff:
 
 
 def _html_row(line: str) -> str:
-    colours = {"-": "#ffecec", "+": "#eaffea", "@": "#eef3ff"}
+    # translucent tints over the theme's own background and text colour: readable in a light
+    # and in a dark Jupyter theme alike (an opaque pale tint under a dark theme's white text is not)
+    colours = {
+        "-": "rgba(229, 57, 53, 0.18)",
+        "+": "rgba(67, 160, 71, 0.20)",
+        "@": "rgba(30, 136, 229, 0.15)",
+    }
     text = html.escape(line) or "&nbsp;"
     if line.startswith(("--- ", "+++ ")):
         return f"<div><b>{text}</b></div>"

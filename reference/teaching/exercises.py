@@ -27,13 +27,15 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import reference.buggy
 from reference.explore.runner import Finding
 from reference.harness.result import Result
+from reference.teaching import calls
+from reference.teaching.text import wrap
 
 FALLBACK = reference.buggy
 EXPLORE_BOUND = 20.0  # real seconds for all of one lesson's explorations (each takes under 1 s here)
@@ -93,6 +95,7 @@ class FixReport:
     claims: Mapping[str, str]
     written: tuple[str, ...]
     explored: Explorations | None = None  # with check_fix(..., explore=True)
+    calls: Mapping[str, int] = field(default_factory=dict)  # Class.method -> calls (teaching/calls.py)
 
     @property
     def verdict(self) -> str:
@@ -116,9 +119,10 @@ class FixReport:
             if check.verdict != "ok":
                 lines.append(f"          claim:    {self.claims.get(check.id, 'the lesson story')}")
                 lines.append(f"          observed: {check.symptom}")
+        lines += calls.summary(self.calls, self.result.verdict)
         if self.explored:
             lines += ["", str(self.explored), "", f"Checklist and explorer together: {self.verdict.upper()}."]
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
     def __repr__(self) -> str:
         return str(self)
@@ -134,11 +138,12 @@ def check_fix(lesson: str, variant: ModuleType, explore: bool = False) -> FixRep
     if lesson not in LESSONS:
         raise ValueError(f"unknown lesson {lesson!r}; choose from {', '.join(LESSONS)}")
     chosen = Variant(variant.__name__, variant, "ok")
-    result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
-    claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     written = tuple(c for c in COMPONENTS if getattr(variant, c) is not getattr(FALLBACK, c))
+    with calls.counting(variant, written) as counts:
+        result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
+    claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     explored = explorations(lesson, variant) if explore else None
-    return FixReport(result, claims, written, explored)
+    return FixReport(result, claims, written, explored, dict(counts))
 
 
 @dataclass(frozen=True)
@@ -166,8 +171,10 @@ class Explorations:
             return f"{head}\n  {self.note}"
         lines = [head]
         for f in self.findings:
+            # a residual is reported, never judged: its breaking is "still open", not a BUG of the fix
+            mark = f.verdict.upper() if f.claimed else ("OPEN" if f.verdict == "bug" else f.verdict.upper())
             tag = "" if f.claimed else " (a residual the fix does not claim; not judged)"
-            lines.append(f"  {f.verdict.upper():<7} {f.property}{tag}: {f.symptom}")
+            lines.append(f"  {mark:<7} {f.property}{tag}: {f.symptom}")
         for f in self.findings:
             if f.claimed and f.verdict == "bug" and f.trace:
                 lines += [
@@ -176,7 +183,7 @@ class Explorations:
                     "",
                     f.trace,
                 ]
-        return "\n".join(lines)
+        return wrap("\n".join(lines))
 
 
 def explorations(lesson: str, variant: ModuleType, bound: float = EXPLORE_BOUND) -> Explorations:

@@ -28,7 +28,6 @@ import ast
 import dataclasses
 import difflib
 import functools
-import html
 import os
 import re
 import statistics
@@ -45,6 +44,7 @@ import reference.hardened
 from reference.harness.result import Result
 from reference.status import KVPoll
 from reference.teaching import bench, exercises, runs
+from reference.teaching.diffs import _html_row
 from reference.transport.mock import MockNetwork
 from reference.variants import RESIDUAL_LESSON_IDS
 
@@ -94,15 +94,8 @@ class HardenDiff:
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
-        colours = {"-": "#ffecec", "+": "#eaffea", "@": "#eef3ff"}
-        rows = []
-        for line in self.text().splitlines():
-            text = html.escape(line) or "&nbsp;"
-            if line.startswith(("--- ", "+++ ")):
-                rows.append(f"<div><b>{text}</b></div>")
-            else:
-                rows.append(f'<div style="background:{colours.get(line[:1], "none")}">{text}</div>')
-        return f'<pre style="font-size:12px;line-height:1.35">{"".join(rows)}</pre>'
+        rows = "".join(_html_row(line) for line in self.text().splitlines())  # the diffs' own tints
+        return f'<pre style="font-size:12px;line-height:1.35">{rows}</pre>'
 
 
 def _cuts(added: Sequence[str]) -> list[tuple[int, int]]:

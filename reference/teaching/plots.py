@@ -72,7 +72,9 @@ def colour(variant: str) -> str:
 def sequence_picture(sequence: Interleaving) -> Picture:
     """Actors across the top, time going down, one numbered arrow or note per step."""
     n, rows = len(sequence.actors), len(sequence.steps)
-    figure = Figure(figsize=(2.9 * n + 1.5, 0.55 * rows + 1.6))
+    # at most 13 inches wide: a wide diagram (00's eight actors) shrinks its columns rather than
+    # its text, so it stays readable at 900 px
+    figure = Figure(figsize=(min(2.9 * n + 1.5, 13.0), 0.55 * rows + 1.6))
     ax = figure.add_subplot()
     ax.set_xlim(-1.0, n)
     ax.set_ylim(-(rows + 0.8), 0.7)
@@ -81,7 +83,13 @@ def sequence_picture(sequence: Interleaving) -> Picture:
     where = {actor: x for x, actor in enumerate(sequence.actors)}
     for actor, x in where.items():
         ax.text(
-            x, 0.2, actor, ha="center", va="center", fontsize=9, bbox={"boxstyle": "round", "fc": "#eef3ff"}
+            x,
+            0.2,
+            actor,
+            ha="center",
+            va="center",
+            fontsize=9 if n <= 6 else 8,
+            bbox={"boxstyle": "round", "fc": "#eef3ff"},
         )
         ax.plot([x, x], [-0.1, -(rows + 0.6)], color="#bbbbbb", linestyle="--", linewidth=0.8)
     for row, step in enumerate(sequence.steps, start=1):
@@ -96,11 +104,12 @@ def _draw_step(ax: Axes, row: int, step: Step, x0: float, x1: float) -> None:
     if x0 == x1:
         style = "italic" if step.kind == "note" else "normal"
         box = {"boxstyle": "round", "fc": "white", "ec": tint}
+        ha, x = _note_side(ax, x0)
         ax.text(
-            x0,
+            x,
             y,
             label,
-            ha="center",
+            ha=ha,
             va="center",
             fontsize=8,
             color=tint,
@@ -111,6 +120,17 @@ def _draw_step(ax: Axes, row: int, step: Step, x0: float, x1: float) -> None:
         return
     ax.annotate("", xy=(x1, y), xytext=(x0, y), arrowprops={"arrowstyle": "->", "color": tint, "lw": 1.3})
     ax.text((x0 + x1) / 2, y + 0.12, label, ha="center", va="bottom", fontsize=8, color=tint, weight=weight)
+
+
+def _note_side(ax: Axes, x: float) -> tuple[str, float]:
+    """Where a note on lifeline `x` goes so that its box stays inside the frame: starting just
+    left of the first lifeline, ending just right of the last, centred on the others."""
+    low, high = ax.get_xlim()
+    if x - low < 1.5:
+        return "left", x - 0.4
+    if high - x < 1.5:
+        return "right", x + 0.4
+    return "center", x
 
 
 # -- who talks to whom ---------------------------------------------------------
@@ -180,30 +200,69 @@ def timeline_picture(
     figure = Figure(figsize=(10, 1.3 * len(results) + 1.2))
     ax = figure.add_subplot()
     lines = {(e.t, e.what, e.detail) for r in results for e in r.timeline if e.what in event_lines}
+    end = max(
+        [e.t for r in results for e in r.timeline] + [t for v in (ticks or {}).values() for t in v] + [1.0]
+    )
+    right = end * 1.06  # the time axis runs from 0 to just past the last thing drawn
     for t, what, text in sorted(lines):
         ax.axvline(t, **EVENT_LINE)
         box = {"boxstyle": "round", "fc": "white", "ec": "none"}
-        ax.text(t, len(results) - 0.2, f"{what}\n{text}", ha="center", va="center", fontsize=7.5, bbox=box)
+        ax.text(
+            t,
+            len(results) - 0.2,
+            f"{what}\n{text}",
+            ha=_inside(t, right),
+            va="center",
+            fontsize=7.5,
+            bbox=box,
+        )
+    shown: set[str] = set()
     for lane, result in enumerate(results):
         ax.axhline(lane, color="#dddddd", linewidth=1)
-        for start, end, label, healthy in (spans or {}).get(result.variant, ()):
-            _draw_span(ax, lane, start, end, label, healthy)
+        for start, stop, label, healthy in (spans or {}).get(result.variant, ()):
+            _draw_span(ax, lane, start, stop, label, healthy)
         probes = list((ticks or {}).get(result.variant, ()))
-        ax.plot(probes, [lane] * len(probes), "|", color="#212121", markersize=16, markeredgewidth=1.5)
-        for index, event in enumerate(e for e in result.timeline if e.what not in event_lines):
-            ax.plot(event.t, lane, "o", color=colour(result.variant))
+        ax.plot(
+            probes, [lane] * len(probes), "|", color="#616161", markersize=11, markeredgewidth=0.7, zorder=4
+        )
+        events = [e for e in result.timeline if e.what not in event_lines]
+        rises = _rises(events, right)
+        for index, (event, rise) in enumerate(zip(events, rises, strict=True)):
+            marker, tint = OUTCOMES.get(event.what, ("o", "#424242"))  # outcome colours, never a variant's
+            ax.plot(event.t, lane + rise, marker, color=tint, markersize=7, zorder=5, clip_on=False)
+            shown.add(event.what)
             offset = 0.18 if index % 2 == 0 else -0.3
             text = f"{event.what}\n{event.detail}" if event.detail else event.what
-            ax.text(event.t, lane + offset, text, ha="center", fontsize=7.5)
+            ax.text(event.t, lane + rise + offset, text, ha=_inside(event.t, right), fontsize=7.5)
+    handles = [
+        ax.plot([], [], marker, color=tint, linestyle="none", label=what)[0]
+        for what, (marker, tint) in OUTCOMES.items()
+        if what in shown
+    ]
     if ticks:
-        ax.plot([], [], "|", color="#212121", markersize=10, markeredgewidth=1.5, label=tick_label)
-        ax.legend(loc="upper right", fontsize=8)
+        handles += ax.plot([], [], "|", color="#616161", markersize=11, markeredgewidth=0.7, label=tick_label)
+    if handles:
+        ax.legend(handles=handles, loc="upper right", fontsize=8)
     ax.set_yticks(range(len(results)), [f"{r.variant}: {r.verdict}" for r in results])
     ax.set_ylim(-0.7, len(results) + (0.1 if lines else -0.3))
+    ax.set_xlim(0, right)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=11, loc="left")
-    ax.margins(x=0.12)
     return Picture(figure)
+
+
+def _inside(t: float, right: float) -> str:
+    """The text alignment that keeps a label at `t` inside an axis from 0 to `right`."""
+    return "left" if t < 0.12 * right else "right" if t > 0.88 * right else "center"
+
+
+def _rises(events: Sequence[Event], right: float) -> list[float]:
+    """A lift per event so that two markers closer than 2% of the axis never overlap."""
+    rises: list[float] = []
+    for index, event in enumerate(events):
+        near = index > 0 and abs(event.t - events[index - 1].t) < 0.02 * right
+        rises.append(rises[-1] + 0.14 if near else 0.0)
+    return rises
 
 
 def _draw_span(ax: Axes, lane: int, start: float, end: float, label: str, healthy: bool) -> None:
@@ -244,7 +303,10 @@ def series_picture(
 
 
 def counts_picture(
-    results: Sequence[Result], bars: Mapping[DetailKey, tuple[str, float]], title: str
+    results: Sequence[Result],
+    bars: Mapping[DetailKey, tuple[str, float]],
+    title: str,
+    ylabel: str = "count",
 ) -> Picture:
     """Grouped bars of numeric details: `bars` maps a details key (or path) to (label, should
     be). The dotted line over each group is what a correct run gives; each bar shows its value."""
@@ -266,7 +328,9 @@ def counts_picture(
     for i, (_, should) in enumerate(bars.values()):
         ax.hlines(should, i - width / 2, i + 2 * centre + width / 2, **SHOULD_BE)
     top = max(top, *(should for _, should in bars.values()))
-    ax.set_ylim(0, top * 1.25 + 0.5)
+    # below 0 a little, so that a "should be 0" line is not hidden by the axis
+    ax.set_ylim(-(top * 0.04 + 0.08), top * 1.25 + 0.5)
+    ax.set_ylabel(ylabel)
     ax.hlines([], 0, 0, label="should be", **SHOULD_BE)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title, fontsize=11, loc="left")

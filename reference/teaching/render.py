@@ -13,7 +13,10 @@ run to run, so that rendering twice gives the same bytes:
   run they load is the same every time, and a reader needs its numbers);
 - the hook-free stress rate (`'fired': N` in lesson 02) depends on the machine's load:
   a non-zero count is committed as `'fired': 'N>0'`, zero stays 0 (that is the finding);
-- PNGs come from `plots.Picture`, saved without the software/version metadata.
+- PNGs come from `plots.Picture`, saved without the software/version metadata;
+- text lines over 120 characters are wrapped at spaces (`text.wrap`; the verdict printers
+  wrap their own lines already, this catches a long repr), so no committed output scrolls
+  sideways (`tests/test_notebook_width.py`).
 
     python -m reference.teaching.render            # execute every notebook and write it
     python -m reference.teaching.render 01_failed   # only notebooks whose name starts so
@@ -31,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reference.teaching.pairs import NOTEBOOKS, render, twins
+from reference.teaching.text import wrap
 
 CELL_TIMEOUT_S = 60
 # (pattern, replacement) applied to every text output, in this order.
@@ -75,11 +79,12 @@ def _normalise(notebook: object, durations: bool) -> None:
             cell.outputs = _merged_streams(cell.outputs)
         for output in cell.get("outputs", []):
             if "text" in output:
-                output["text"] = normalise_text("".join(output["text"]), durations)
+                output["text"] = wrap(normalise_text("".join(output["text"]), durations))
             data = output.get("data", {})
             for kind in ("text/plain", "text/html", "text/markdown"):
                 if kind in data:
-                    data[kind] = normalise_text("".join(data[kind]), durations)
+                    text = normalise_text("".join(data[kind]), durations)
+                    data[kind] = wrap(text) if kind == "text/plain" else text
 
 
 def executed(py: Path, timeout_s: int = CELL_TIMEOUT_S) -> str:

@@ -18,6 +18,7 @@ from typing import TypeVar
 
 from reference.harness.result import Result
 from reference.lessons import LESSONS, Options, run_lesson
+from reference.teaching.text import wrap
 from reference.variants import SHIPPED, shipped
 
 T = TypeVar("T")
@@ -48,10 +49,22 @@ def run_all(lesson: str, variants: Iterable[str] = ("buggy", "fixed"), seed: int
     return [run(lesson, variant, seed) for variant in variants]
 
 
-def verdict_line(result: Result) -> str:
+ALSO = " | also failing: "  # how a verdict's symptom appends the other failing checks
+
+
+def verdict_line(result: Result, also: bool = True) -> str:
+    """`variant: VERDICT (as expected) symptom`, each ` | `-joined part of the symptom (a
+    component, or "also failing: ...") on a line of its own, wrapped at `text.WIDTH`.
+    `also=False` keeps the story's symptom and only counts the other failing checks (a
+    notebook prints the checklist once, in its exercise)."""
     mark = "as expected" if result.as_expected else f"EXPECTED {result.expected}"
-    return f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {result.symptom}"
+    symptom = result.symptom
+    if not also and ALSO in symptom:
+        failing = sum(c.verdict != "ok" for c in result.checks[1:])
+        symptom = symptom.split(ALSO)[0] + f" | and {failing} of the {len(result.checks) - 1} checks fail"
+    line = f"{result.variant:>6}: {result.verdict.upper():<7} ({mark}) {symptom}"
+    return wrap(line.replace(" | ", "\n        "))
 
 
-def verdict_table(results: Sequence[Result]) -> str:
-    return "\n".join(verdict_line(result) for result in results)
+def verdict_table(results: Sequence[Result], also: bool = True) -> str:
+    return "\n".join(verdict_line(result, also) for result in results)

@@ -210,14 +210,17 @@ TOPOLOGY = Topology(
         Node(_RANKS, 3.6, 0, "prefill"),
     ),
     (
-        Edge(_SCHEDULER, _RECEIVER, "create, init,\npoll, clear"),
-        Edge(_RECEIVER, _MANAGER, "status,\npool"),
-        Edge(_HEARTBEAT, _SERVER, "GET /health"),
-        Edge(_RECEIVER, _SERVER, "GET /route"),
-        Edge(_RANKS, _SERVER, "PUT /route"),
-        Edge(_RECEIVER, _RANKS, "REGISTER,\nMETADATA"),
-        Edge(_RANKS, _INBOX, "KV pages, STATUS"),
-        Edge(_INBOX, _MANAGER, "Success"),
-        Edge(_HEARTBEAT, _MANAGER, "fail rooms of\na dead prefill"),
+        # each label starts with the numbers of the notebook's steps that use the arrow
+        # (step 2, the decode starting, sends nothing); tests/test_teaching.py checks 1 and 3 to 9
+        Edge(_RANKS, _SERVER, "1. PUT /route"),
+        Edge(_MANAGER, _SERVER, "3. GET /route\n(all ranks)", bend=-0.25),
+        Edge(_HEARTBEAT, _SERVER, "4. GET /health"),
+        Edge(_HEARTBEAT, _MANAGER, "4. (on a miss) fail\nrooms of a dead prefill"),
+        Edge(_SCHEDULER, _RECEIVER, "5. create, 6. init,\n8. poll, 9. clear"),
+        Edge(_RECEIVER, _MANAGER, "5. status,\n6. pool"),
+        Edge(_RECEIVER, _SERVER, "6. GET /route"),
+        Edge(_RECEIVER, _RANKS, "6. REGISTER,\n7. METADATA"),
+        Edge(_RANKS, _INBOX, "8. KV pages, STATUS"),
+        Edge(_INBOX, _MANAGER, "8. Success"),
     ),
 )

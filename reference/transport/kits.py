@@ -1,11 +1,12 @@
 """The one place a transport name becomes objects.
 
-A scenario asks for a transport by name (`mock` or `loopback`, see `TRANSPORTS`) and gets
-a `Kit`: the things that differ between the two worlds, built the same way everywhere.
+A scenario asks for a transport by name (`mock`, `loopback`, `netns`: `TRANSPORTS`) and gets
+a `Kit`: the things that differ between the transports, built the same way everywhere.
 
 - `mock`: everything in this process on a `MockNetwork`, the clock injectable, faults by
   name, no sockets.
 - `loopback`: real pyzmq and HTTP on 127.0.0.1, each prefill in its own OS process.
+- `netns`: loopback's processes and sockets, each host in its own network namespace.
 
 The transports themselves (`mock.py`, `loopback.py`, `dp_mock.py`, `dp_zmq.py`) never
 import this module, so there is no import circle; heavy modules (zmq, the prefill
@@ -141,7 +142,41 @@ class LoopbackKit(Kit):
             yield http, server.address
 
 
-KITS: dict[str, Kit] = {kit.name: kit for kit in (MockKit(), LoopbackKit())}
+class NetnsKit(Kit):
+    """Loopback's processes and sockets, each host in its own network namespace (reference/netns/)."""
+
+    name = "netns"
+
+    def network(
+        self,
+        stack: ExitStack,
+        clock: Clock | None = None,
+        sockets: SocketOptions = UPSTREAM,
+        watch_peers: bool = False,
+    ) -> Any:
+        from reference.netns import kit as netns
+
+        return netns.network(stack, sockets, watch_peers)
+
+    def prefill(
+        self, stack: ExitStack, net: Any, tp_size: int, backend: str = "default", index: int = 0
+    ) -> Any:
+        from reference.netns import kit as netns
+
+        return netns.prefill(stack, net, tp_size, backend, index)
+
+    def worker_pool(self, size: int = 2, *, hold_exit_waiters: bool = True) -> WorkerPool:
+        return LoopbackKit().worker_pool(size, hold_exit_waiters=hold_exit_waiters)  # decode-local
+
+    @contextmanager
+    def serving(self, server: Any) -> Iterator[tuple[Any, str]]:
+        from reference.netns import kit as netns
+
+        with netns.serving(server, UPSTREAM) as served:
+            yield served
+
+
+KITS: dict[str, Kit] = {kit.name: kit for kit in (MockKit(), LoopbackKit(), NetnsKit())}
 assert tuple(KITS) == TRANSPORTS
 
 

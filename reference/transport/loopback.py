@@ -62,6 +62,12 @@ class LoopbackPushSocket:
 
 
 class LoopbackTransport:
+    host = "127.0.0.1"  # where `bind_inbox` binds (the netns transport: this host's address)
+
+    def _checked(self, addr: str) -> str:
+        """`addr`, or TransportError when it is not a peer this transport may talk to."""
+        return _check_loopback(addr)
+
     def __init__(self, send_timeout: float = 1.0, immediate: bool = False, watch_peers: bool = False) -> None:
         self.send_timeout, self.immediate = send_timeout, immediate
         self.ctx = zmq.Context()
@@ -82,14 +88,14 @@ class LoopbackTransport:
     def health(self, bootstrap_addr: str) -> bool:
         try:
             with self._http_lock:
-                url = f"http://{_check_loopback(bootstrap_addr)}/health"
+                url = f"http://{self._checked(bootstrap_addr)}/health"
                 return self._http.get(url, timeout=(2, 3)).status_code == 200
         except (requests.RequestException, TransportError):
             return False
 
     def get_route(self, bootstrap_addr: str, params: Mapping[str, int]) -> Reply:
         self.route_fetches += 1
-        url = f"http://{_check_loopback(bootstrap_addr)}/route"
+        url = f"http://{self._checked(bootstrap_addr)}/route"
         try:
             with self._http_lock:
                 response = self._http.get(url, params=dict(params), timeout=5)
@@ -99,7 +105,7 @@ class LoopbackTransport:
         return Reply(response.status_code, response.json() if is_json else response.text)
 
     def register_dp_rank(self, bootstrap_addr: str, room: int, dp_rank: int) -> Reply:
-        url = f"http://{_check_loopback(bootstrap_addr)}/register_dp_rank"
+        url = f"http://{self._checked(bootstrap_addr)}/register_dp_rank"
         try:
             with self._http_lock:
                 response = self._http.post(url, json={"bootstrap_room": room, "dp_rank": dp_rank}, timeout=5)
@@ -118,7 +124,7 @@ class LoopbackTransport:
             sock.setsockopt(zmq.SNDTIMEO, int(self.send_timeout * 1000))
             sock.setsockopt(zmq.IMMEDIATE, int(self.immediate))
             try:
-                sock.connect(_check_loopback(endpoint))
+                sock.connect(self._checked(endpoint))
             except (zmq.ZMQError, TransportError) as exc:
                 sock.close()
                 raise TransportError(f"connect to {endpoint}: {exc}") from None
@@ -162,13 +168,13 @@ class LoopbackTransport:
     def bind_inbox(self, handler: Handler) -> str:
         pull = self.ctx.socket(zmq.PULL)
         pull.setsockopt(zmq.LINGER, 0)
-        port = pull.bind_to_random_port("tcp://127.0.0.1")
+        port = pull.bind_to_random_port(f"tcp://{self.host}")
         thread = threading.Thread(
             target=self._listen, args=(pull, handler), name=f"inbox-{port}", daemon=True
         )
         self._listeners.append(thread)
         thread.start()
-        return f"127.0.0.1:{port}"
+        return f"{self.host}:{port}"
 
     def _listen(self, pull: zmq.Socket, handler: Handler) -> None:
         try:

@@ -16,7 +16,8 @@ its send timeout expires, no virtual time passing; with `immediate=False`, upstr
 socket option, it vanishes without an error and is counted in `queued_to_dead`),
 `drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
 (they are held until `pump()` runs at or after their due time on the injected clock);
-`latency` holds every message that way.
+`latency` holds every message that way, and `hold(endpoint, until)` every message
+to one endpoint until a time (a paused process).
 A rule matches by endpoint and/or by first frame (the message tag). Nothing here
 blocks or reads wall time.
 
@@ -40,6 +41,7 @@ from reference.clock import Clock
 from reference.transport.base import Frames, Handler, Reply, TransportError
 
 FIRST_PORT = 41000
+DROPPED = -1.0  # `_due` of a message a fault drops
 
 
 @dataclass
@@ -71,6 +73,7 @@ class MockNetwork:
         self._endpoints: dict[str, Handler] = {}
         self._sockets: dict[str, MockPushSocket] = {}
         self._faults: list[_Fault] = []
+        self._held: dict[str, float] = {}  # endpoint -> clock time its messages are held until
         self._pending: list[tuple[float, int, str, list[bytes]]] = []
         self._seq = itertools.count()
         self._ports = itertools.count(FIRST_PORT)
@@ -174,12 +177,11 @@ class MockNetwork:
             if handler is None:
                 self.send_failures += 1
                 raise TransportError(f"send to {endpoint}: Resource temporarily unavailable (send timed out)")
-            fault = self._take_fault(endpoint, frames)
-            if fault is not None and fault.kind == "drop":
+            due = self._due(endpoint, frames)
+            if due == DROPPED:
                 self.dropped += 1
                 return
-            if fault is not None or self.latency:
-                due = self._now() + (fault.seconds if fault is not None else self.latency)
+            if due is not None:
                 heapq.heappush(self._pending, (due, next(self._seq), endpoint, frames))
                 return
         handler(frames)  # outside the lock: the handler may send in turn
@@ -196,6 +198,21 @@ class MockNetwork:
             raise ValueError("delay needs a MockNetwork built with a clock")
         with self._lock:
             self._faults.append(_Fault("delay", count, endpoint, tag, seconds))
+
+    def hold(self, endpoint: str, until: float) -> None:
+        """Hold every message to `endpoint` sent before `until` (clock time) until then (a pause)."""
+        with self._lock:
+            self._held[endpoint] = max(until, self._held.get(endpoint, 0.0))
+
+    def _due(self, endpoint: str, frames: list[bytes]) -> float | None:
+        """When a message sent now is delivered: now (None), later, or never (DROPPED)."""
+        now = self._now()
+        if self._held.get(endpoint, now) > now:
+            return self._held[endpoint]
+        fault = self._take_fault(endpoint, frames)
+        if fault is not None:
+            return DROPPED if fault.kind == "drop" else now + fault.seconds
+        return now + self.latency if self.latency else None
 
     def _take_fault(self, endpoint: str, frames: list[bytes]) -> _Fault | None:
         for fault in self._faults:

@@ -24,7 +24,7 @@ def interleaving(fixed: bool) -> Sequence:
         f"failed-resurrect, {'fixed' if fixed else 'buggy'} form",
         _RESURRECT_ACTORS,
         (
-            Step(S, U, "update_status(7, WaitingForInput)"),
+            Step(S, U, "update_status(7, Bootstrapping), then (7, WaitingForInput)"),
             Step(U, T, "{7: WaitingForInput}"),
             Step(S, T, "request done: clear(7) pops the room -> {}"),
             Step(A, U, "record_failure(7); update_status(7, Failed)"),

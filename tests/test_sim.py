@@ -1,0 +1,237 @@
+"""The cluster simulation (reference/sim): invariants, determinism, shrinking, replay.
+
+Each invariant is shown to break on a variant that lacks what it states and to hold on
+the fixed form, through hand-written plans (fast, exact) and through the search itself
+(the lesson's `simulation` check, within a small budget).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import reference.buggy
+import reference.fixed
+import reference.hardened
+from reference.harness.options import Options
+from reference.sim.check import simulation_check
+from reference.sim.invariants import Violation, checked_by
+from reference.sim.plan import Plan
+from reference.sim.profiles import PROFILES
+from reference.sim.replay import replay_file
+from reference.sim.report import save, timeline
+from reference.sim.run import run_plan
+from reference.sim.search import search
+
+RESTART_THEN_STAGGERED_TIMEOUTS = [
+    ("restart_new", 0, 0), ("request", 0, 0), ("wait", 7, 0), ("request", 0, 0), ("wait", 6, 0),
+    ("request", 0, 0),
+]  # fmt: skip
+
+
+def run_for(lesson: str, variant: types.ModuleType, planned: Plan) -> Violation | None:
+    """The run, checked against the invariants the lesson's simulation checks."""
+    return run_plan(variant, planned, checked_by(lesson)).violation
+
+
+def plan(steps: list[tuple[str, int, int]], faults: tuple[str, ...] = (), sockets: str = "upstream") -> Plan:
+    return Plan(0, 1, [(1, 1)], sockets, sorted(faults), steps)
+
+
+def module(name: str, **members: object) -> types.ModuleType:
+    made = types.ModuleType(name)
+    made.__dict__.update(members)
+    sys.modules[name] = made
+    return made
+
+
+class ByKey(reference.fixed.KVReceiver):
+    """Invalidates every key it used, whatever the entry now is (a newer generation too)."""
+
+    def invalidate_cached_bootstrap_infos(self) -> None:
+        with self.kv_mgr.connection_lock:
+            for key in self._connection_pool_entries:
+                self.kv_mgr.connection_pool.pop(key, None)
+        self._connection_pool_entries.clear()
+
+
+class RemembersCleared(reference.fixed.KVManager):
+    """Drops a Failed for a room it remembers clearing: the set grows by one per request."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.cleared: set[int] = set()
+
+    def clear(self, bootstrap_room: int) -> None:
+        super().clear(bootstrap_room)
+        self.cleared.add(bootstrap_room)
+
+
+def test_fixed_holds_where_buggy_resurrects_a_cleared_room() -> None:
+    steps = [("request", 0, 0), ("poll", 0, 0), ("late_failed", 0, 0)]
+    assert run_plan(reference.fixed, plan(steps, ("late_failed",))).violation is None
+    broke = run_plan(reference.buggy, plan(steps, ("late_failed",))).violation
+    assert broke is not None and broke.invariant == "cleared-stays-cleared"
+    assert "back as Failed" in broke.detail
+
+
+def test_an_invalidation_by_key_drops_a_newer_generation() -> None:
+    wrong = module("sim_by_key", KVManager=reference.fixed.KVManager, KVReceiver=ByKey)
+    restarts = plan(RESTART_THEN_STAGGERED_TIMEOUTS, ("restart_new",))
+    assert run_for("stale-bootstrap", reference.fixed, restarts) is None
+    broke = run_for("stale-bootstrap", wrong, restarts)
+    assert broke is not None and broke.invariant == "invalidate-own-only"
+
+
+def test_buggy_keeps_the_entry_a_request_timed_out_on() -> None:
+    steps = [("restart_new", 0, 0), ("request", 0, 0), ("timeout", 0, 0)]
+    broke = run_for("stale-bootstrap", reference.buggy, plan(steps, ("restart_new",)))
+    assert broke is not None and broke.invariant == "failed-entry-invalidated"
+    assert "waiting timeout" in broke.detail
+    assert run_for("stale-bootstrap", reference.fixed, plan(steps, ("restart_new",))) is None
+
+
+def test_fail_fast_send_failure_must_invalidate() -> None:
+    steps = [("restart_new", 0, 0), ("request", 0, 0)]
+    broke = run_for("stale-bootstrap", reference.buggy, plan(steps, ("restart_new",), "fail-fast"))
+    assert broke is not None and broke.invariant == "failed-entry-invalidated"
+    assert "send raised" in broke.detail
+
+
+def test_whole_state_bound_finds_memory_kept_per_request_in_a_new_table() -> None:
+    wrong = module("sim_remembers", KVManager=RemembersCleared, KVReceiver=reference.fixed.KVReceiver)
+    broke = run_plan(wrong, plan([("request", 0, 0), ("poll", 0, 0)])).violation
+    assert broke is not None and broke.invariant == "whole-state-bound"
+    assert "RemembersCleared.cleared" in broke.detail
+
+
+def test_whole_state_bound_finds_a_module_level_table() -> None:
+    rooms: list[int] = []
+
+    class Manager(reference.fixed.KVManager):
+        def clear(self, bootstrap_room: int) -> None:
+            super().clear(bootstrap_room)
+            rooms.append(bootstrap_room)
+
+    wrong = module("sim_module_table", KVManager=Manager, KVReceiver=reference.fixed.KVReceiver, ROOMS=rooms)
+    Manager.__module__ = wrong.__name__
+    broke = run_plan(wrong, plan([("request", 0, 0), ("poll", 0, 0)])).violation
+    assert broke is not None and "sim_module_table.ROOMS" in broke.detail
+
+
+def test_a_late_abort_keeps_a_failure_record_on_fixed_not_on_hardened() -> None:
+    steps = [("request", 0, 0), ("poll", 0, 0), ("late_abort", 0, 0)]
+    broke = run_plan(reference.fixed, plan(steps, ("late_abort",))).violation
+    assert broke is not None and broke.invariant == "whole-state-bound" and "failure_records" in broke.detail
+    assert run_plan(reference.hardened, plan(steps, ("late_abort",))).violation is None
+
+
+def test_a_heartbeat_that_dies_inside_the_failure_handler_is_seen() -> None:
+    # Two requests end (their cleanups wait for the status thread), one stays open; the
+    # prefill dies and the status thread runs inside the failure handler's loop.
+    steps = [("request", 0, 0), ("request", 0, 0), ("poll", 0, 0), ("open", 0, 0), ("race_cleanup", 0, 0),
+             ("kill", 0, 0), ("wait", 2, 0)]  # fmt: skip
+    faults = ("kill", "race_cleanup")
+    broke = run_plan(reference.buggy, plan(steps, faults)).violation
+    assert broke is not None and broke.invariant == "threads-alive"
+    assert "Set changed size during iteration" in broke.detail
+    assert run_plan(reference.fixed, plan(steps, faults)).violation is None
+
+
+def test_same_plan_same_run() -> None:
+    steps = [*RESTART_THEN_STAGGERED_TIMEOUTS, ("kill", 0, 0), ("tick", 0, 0), ("tick", 0, 0), ("gc", 0, 0)]
+    faults = ("restart_new", "kill", "gc", "latency")
+    first, second = (
+        run_plan(reference.fixed, plan(steps, faults), checked_by("stale-bootstrap")) for _ in range(2)
+    )
+    assert first.log == second.log and len(first.log) > 20
+
+
+def test_search_shrinks_to_a_short_plan_and_replays(tmp_path: Path) -> None:
+    outcome = search(reference.buggy, PROFILES["failed-resurrect"], "upstream", seed=3, budget=5.0)
+    assert outcome.verdict == "bug" and outcome.failing is not None
+    assert len(outcome.failing.plan.steps) <= 3, outcome.failing.plan.steps
+    text = timeline(outcome.failing)
+    assert "invariant" in text and "https://github.com/sgl-project/sglang/pull/" in text
+    assert all(len(line) <= 120 for line in text.splitlines())
+    path = save(outcome.failing, "failed-resurrect", reference.buggy, str(tmp_path))
+    assert replay_file(str(path)) == 1
+    assert replay_file(str(path), reference.fixed) == 0
+    data = json.loads(path.read_text())
+    assert data["invariant"] == outcome.failing.violation.invariant  # type: ignore[union-attr]
+
+
+def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"plan": {"steps": [["teleport", 0, 0]]}}')
+    assert replay_file(str(bad)) == 2
+    assert replay_file(str(tmp_path / "missing.json")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("python -m reference --replay: error:") for line in err)
+
+
+def test_a_budget_too_small_to_decide_is_unknown() -> None:
+    outcome = search(reference.fixed, PROFILES["stale-bootstrap"], "upstream", seed=0, budget=0.01)
+    assert outcome.verdict == "unknown" and outcome.runs < outcome.planned == 30
+
+
+@pytest.mark.parametrize("lesson", ["failed-resurrect", "live-set-race", "stale-bootstrap"])
+def test_the_simulation_check_holds_on_fixed_and_hardened(lesson: str) -> None:
+    check = simulation_check(lesson)
+    for variant in (reference.fixed, reference.hardened):
+        observation = check.body(variant, Options(budget=8.0))
+        assert observation.verdict == "ok", (variant.__name__, observation.symptom)
+        assert "generated runs held every invariant" in observation.symptom
+
+
+def test_the_simulation_check_on_buggy_names_the_invariant_and_the_replay() -> None:
+    observation = simulation_check("failed-resurrect").body(reference.buggy, Options(budget=3.0))
+    assert observation.verdict == "bug"
+    assert observation.symptom.startswith("cleared-stays-cleared:")
+    assert "python -m reference --replay " in observation.symptom
+    assert "broke" in observation.details["counterexample"]
+
+
+def test_a_late_cleanup_that_pops_a_re_registered_prefills_set_is_seen() -> None:
+    # A status thread preempted in a cleanup goes on after the prefill failed, came back and
+    # a new room was tracked; the prefill's next failure must still fail that room.
+    steps = [("request", 0, 0), ("poll", 0, 0), ("race_cleanup_late", 0, 0), ("kill", 0, 0), ("wait", 2, 0),
+             ("kill", 0, 0), ("open", 0, 0), ("init", 0, 0), ("end_status", 0, 0), ("kill", 0, 0),
+             ("wait", 2, 0)]  # fmt: skip
+    late = plan(steps, ("kill", "race_cleanup_late"))
+    for variant in (reference.buggy, reference.fixed):
+        broke = run_for("stale-tracker", variant, late)
+        assert broke is not None and broke.invariant == "node-failure-fails-rooms", variant.__name__
+        assert "WaitingForInput" in broke.detail
+    assert run_for("stale-tracker", reference.hardened, late) is None
+
+
+def test_a_late_abort_of_a_reused_rooms_previous_request() -> None:
+    steps = [("request", 0, 0), ("poll", 0, 0), ("reuse", 0, 0), ("init", 0, 0), ("late_abort", 0, 0)]
+    reused = plan(steps, ("reuse", "late_abort"))
+    broke = run_for("room-reuse", reference.fixed, reused)
+    assert broke is not None and broke.invariant == "reused-room-unaffected"
+    assert run_for("room-reuse", reference.hardened, reused) is None
+
+
+def test_a_restart_on_the_same_ports_fails_requests_on_fixed_not_on_hardened() -> None:
+    steps = [("restart_same", 0, 0), ("request", 0, 0), ("poll", 0, 0)]
+    same = plan(steps, ("restart_same",))
+    broke = run_for("restart-recovery", reference.fixed, same)
+    assert broke is not None and broke.invariant == "restart-recovered"
+    assert run_for("restart-recovery", reference.hardened, same) is None
+
+
+@pytest.mark.parametrize("lesson", sorted(PROFILES))
+def test_each_lesson_readme_lists_its_invariants_with_sources(lesson: str) -> None:
+    readme = (
+        Path(__file__).parents[1] / "reference" / "lessons" / lesson.replace("-", "_") / "README.md"
+    ).read_text()
+    section = readme.split("## Invariants (the simulation)", 1)[1]
+    for invariant in checked_by(lesson):
+        assert f"`{invariant}`" in section, invariant
+    assert "https://github.com/sgl-project/sglang/pull/" in section
