@@ -6,7 +6,9 @@ argument, or a known gap, with the check that would catch it)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import json
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from reference.mutate.judgments import EQ, GAP, JUDGMENTS
+from reference.mutate.mutants import ROOT
+from reference.mutate.operators import Source
 from reference.mutate.runner import Outcome, unmutated_sources
 
 DETECTED = ("killed", "unknown", "timeout", "import-error")
@@ -56,15 +60,65 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
     return {"run": run, "mutants": rows}
 
 
-def _judgment(key: str) -> tuple[str, str]:
-    return JUDGMENTS.get(key, ("unjudged", "not read yet"))
+CENSUS = Path(__file__).resolve().parent / "census" / "results.json"
+CENSUS_COMMIT = "c680c1b"
+
+
+@functools.cache
+def _census_signatures() -> dict[tuple[str, ...], str]:
+    """Census mutants by what they edit (variant, file, function, operator, description),
+    for a survivor whose key changed because another part of its file did."""
+    if not CENSUS.is_file():
+        return {}
+    rows = json.loads(CENSUS.read_text())["mutants"]
+    found: dict[tuple[str, ...], list[str]] = {}
+    for r in rows:
+        found.setdefault(_signature(r), []).append(r["key"])
+    return {sig: keys[0] for sig, keys in found.items() if len(keys) == 1}
+
+
+def _signature(r: dict[str, Any]) -> tuple[str, ...]:
+    return (r["variant"], r["file"], r["function"], r["operator"], r["description"])
+
+
+@functools.cache
+def _function_code(variant: str, file: str, commit: str | None) -> dict[str, str]:
+    """Each function's code in one module, now (commit None) or at `commit`."""
+    path = f"reference/{variant}/{file}"
+    if commit is None:
+        code = (ROOT / path).read_text()
+    else:
+        done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True)
+        code = done.stdout
+    return {name: Source(code).code(func) for func, name in Source(code).index.funcs} if code else {}
+
+
+def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
+    if r["key"] in JUDGMENTS:
+        return JUDGMENTS[r["key"]]
+    old = _census_signatures().get(_signature(r))
+    if old is None or old not in JUDGMENTS:
+        return ("unjudged", "not read yet")
+    kind, text = JUDGMENTS[old]
+    then = _function_code(r["variant"], r["file"], CENSUS_COMMIT).get(r["function"])
+    now = _function_code(r["variant"], r["file"], None).get(r["function"])
+    if then is not None and then == now:
+        return (
+            kind,
+            f"{text} (judged as census mutant `{old}`: this function is unchanged since {CENSUS_COMMIT})",
+        )
+    return (
+        "unjudged",
+        f"census mutant `{old}` (the same edit at {CENSUS_COMMIT}) was judged {kind}: {text}; "
+        "this function changed since, so it needs reading again",
+    )
 
 
 def summary(data: dict[str, Any]) -> dict[str, Any]:
     rows = data["mutants"]
     counts = Counter(r["status"] for r in rows)
     survivors = [r for r in rows if r["status"] == "survived"]
-    equivalent = sum(1 for r in survivors if _judgment(r["key"])[0] == "equivalent")
+    equivalent = sum(1 for r in survivors if _judgment_of(r)[0] == "equivalent")
     detected = sum(counts[s] for s in DETECTED)
     non_equivalent = len(rows) - equivalent - counts["inconclusive"]
     rate = detected / non_equivalent if non_equivalent else 1.0
@@ -99,7 +153,7 @@ def _counts_by(rows: Sequence[dict[str, Any]], field: str) -> list[list[Any]]:
     judged: dict[str, Counter] = {}
     for r in rows:
         if r["status"] == "survived":
-            judged.setdefault(r[field], Counter())[_judgment(r["key"])[0]] += 1
+            judged.setdefault(r[field], Counter())[_judgment_of(r)[0]] += 1
     table = []
     for name, c in groups.items():
         j = judged.get(name, Counter())
@@ -199,7 +253,7 @@ def markdown(data: dict[str, Any]) -> str:
         out.append("None.")
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in survivors:
-        groups.setdefault(_judgment(r["key"]), []).append(r)
+        groups.setdefault(_judgment_of(r), []).append(r)
     order = {GAP: 0, "unjudged": 1, EQ: 2}
     out += [
         "Grouped by judgment: the known gaps first (each names the check that would catch its",
