@@ -724,3 +724,20 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "b874d0f5fb": (EQ, _INDEPENDENT + ": `now` is read after both"),
     "4196432aef": (EQ, _INDEPENDENT + ": `_prefill_missing_since`/`_retry_ceiling` vs `_jitter`"),
 }
+
+
+# Census judgments carried to the same edit after the file changed (report.py): a function
+# unchanged since the census keeps its judgment unless listed here (a reader elsewhere
+# changed); a changed function keeps it only if listed in RE_READ, re-read after the change.
+NOT_CARRIED: dict[str, str] = {
+    "7374d8dd9f": (
+        "`_hold_pages_in_doubt` (late-kv-write) now reads `_sent_indices` in `clear()`, also for a request "
+        "that never sent its metadata"
+    ),
+}
+RE_READ: dict[tuple[str, str, str], str] = {
+    ("hardened", "manager.py", "KVManager.__init__"): "new fields for late-kv-write and bootstrap-partition",
+    ("hardened", "manager.py", "KVManager._open_lifecycle"): "`answers.pop(room)` added",
+    ("hardened", "manager.py", "KVManager.clear"): "`answers.pop(room)` added",
+    ("hardened", "manager.py", "KVManager._handle_node_failure"): "a bootstrap-partition guard at the top",
+}

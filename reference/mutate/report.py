@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.mutate.judgments import EQ, GAP, JUDGMENTS
+from reference.mutate.judgments import EQ, GAP, JUDGMENTS, NOT_CARRIED, RE_READ
 from reference.mutate.mutants import ROOT
 from reference.mutate.operators import Source
 from reference.mutate.runner import Outcome, unmutated_sources
@@ -100,6 +100,11 @@ def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
     if old is None or old not in JUDGMENTS:
         return ("unjudged", "not read yet")
     kind, text = JUDGMENTS[old]
+    if old in NOT_CARRIED:
+        return (
+            "unjudged",
+            f"census mutant `{old}` was judged {kind}, which no longer holds: {NOT_CARRIED[old]}",
+        )
     then = _function_code(r["variant"], r["file"], CENSUS_COMMIT).get(r["function"])
     now = _function_code(r["variant"], r["file"], None).get(r["function"])
     if then is not None and then == now:
@@ -107,6 +112,9 @@ def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
             kind,
             f"{text} (judged as census mutant `{old}`: this function is unchanged since {CENSUS_COMMIT})",
         )
+    why = RE_READ.get((r["variant"], r["file"], r["function"]))
+    if why is not None:
+        return kind, f"{text} (judged as census mutant `{old}`; re-read after this function's change: {why})"
     return (
         "unjudged",
         f"census mutant `{old}` (the same edit at {CENSUS_COMMIT}) was judged {kind}: {text}; "
