@@ -51,6 +51,7 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
                 "status": o.status,
                 "seconds": round(o.seconds, 2),
                 "told_apart_by": sorted({d.split(":")[0].split("/")[0] for d in o.differences}),
+                "only_bug_to_ok": bool(o.differences) and all(d.endswith("bug -> ok") for d in o.differences),
                 "differences": o.differences[:6],  # the first few (sorted) differing verdicts
                 "note": o.note,
                 "stage": o.stage,
@@ -255,6 +256,15 @@ def markdown(data: dict[str, Any]) -> str:
         for lesson in r["told_apart_by"]:
             by_lesson[lesson] += 1
     out += _table(["lesson", "mutants"], [[f"`{k}`", v] for k, v in by_lesson.most_common()])
+    better = [r for r in rows if r.get("only_bug_to_ok")]
+    if better:
+        out += [
+            "",
+            f"{len(better)} of the killed mutants differ only in verdicts that went from `bug` to `ok` "
+            "(the edit avoids a residual bug of its variant, e.g. a fixed mutant that no longer shows "
+            "bootstrap-partition's false failure): told apart, as the rule says, but a learner's run "
+            "would not flag them as wrong: " + ", ".join(f"`{r['key']}`" for r in better) + ".",
+        ]
     out += ["", "## Survivors", ""]
     survivors = [r for r in rows if r["status"] == "survived"]
     if not survivors:
