@@ -741,3 +741,110 @@ RE_READ: dict[tuple[str, str, str], str] = {
     ("hardened", "manager.py", "KVManager.clear"): "`answers.pop(room)` added",
     ("hardened", "manager.py", "KVManager._handle_node_failure"): "a bootstrap-partition guard at the top",
 }
+
+# Survivors of the run at abac2c5 that make the same edit (the same diff, line numbers aside)
+# as a census survivor in a file that changed since: key -> census key (report.py applies the
+# NOT_CARRIED / RE_READ rules to them too).
+SAME_EDIT: dict[str, str] = {
+    "dd99278dbd": "5a70b56894",
+    "44a0a094ba": "afddbdd790",
+    "e6c9d6e847": "3aea30b1f3",
+    "e6c7cf842a": "80763fc25c",
+    "c76afd477e": "6c007d63fa",
+    "895bc13b24": "c858b15091",
+    "b9442f965c": "58612cfc79",
+    "86e6a7b1ca": "5feb7f1926",
+    "de0c35ea91": "7464405735",
+    "0a78d6d29f": "89a4c339a9",
+    "d8a9b9c6c7": "fefb95b0ff",
+    "cc2c4611e3": "366006549c",
+    "299e64a619": "b003e3015c",
+    "d00942498e": "73a7c1cd14",
+    "95bdea4998": "66782e3b92",
+    "beff0c6024": "6843dadea8",
+    "d10bab0673": "602151cf87",
+    "1b462f2514": "d3d943ede9",
+    "547b6cab5b": "4bd23bdd18",
+    "d4253dc3a3": "bc2de92500",
+    "e728984db1": "8d8db22743",
+    "e6abbbf6df": "0e507b2cfe",
+    "02ea3e670b": "e4f31562f5",
+    "207381bbfa": "8562fb66ed",
+    "fc09b1f9e0": "cefd7fefc7",
+    "6236d28f3e": "965ca0f4ea",
+    "b4c521a7ce": "6356a17042",
+    "3ac19e834c": "ac59a78e51",
+    "2b9bd70ea7": "19ebcb1046",
+    "193df031a4": "5fd68fcf02",
+    "e2872b5446": "344cde53fc",
+}
+
+_HELD_LOCK = (
+    "`held_pages` is iterated (`pages_in_doubt`), stored (`hold_pages`) and decremented "
+    "(`_answer_for_held_pages`) under `_held_lock`; without it (or with the read-modify-write split) "
+    "two ranks' late answers can lose a decrement, or a store can change the dict during the "
+    "iteration (RuntimeError). A DPOR exploration of two late answers and a `pages_in_doubt` against "
+    "a held room (not in the default run at this commit)"
+)
+_ANSWERS_REUSE = (
+    "a reopened room starts with the previous request's answer count, so `_hold_pages_in_doubt` holds "
+    "too few ranks' worth. A late-kv-write check with a reused room id"
+)
+_ANSWERS_COUNT = (
+    "answers are no longer counted, so a failed request holds its pages for every rank, also those that "
+    "answered. A late-kv-write check that counts the answers still due after some ranks answered"
+)
+_RANKS_WINDOW = (
+    "`window` is read only when a rank of the failed prefill delivered a status, so the NameError needs a "
+    "node failure after statuses were heard; no run has one. A bootstrap-partition check where the "
+    "prefill really dies after answering: it is failed once the window passed"
+)
+_OPEN_ANSWERS_ORDER = (
+    "the answer count is dropped while the room still awaits the previous request's transfers, so a late "
+    "answer in between is counted for the new request. A DPOR exploration of a reopen against a late "
+    "transfer status (not in the default run at this commit)"
+)
+_ACCEPT_ORDER = (
+    "acceptance is read before, not after, the held-pages check, which another thread's `clear` or reopen "
+    "can change in between; undecided without a DPOR exploration of `accepts_transfer_status` against "
+    "`clear` (not in the default run at this commit)"
+)
+
+JUDGMENTS.update(
+    {
+        "09d25901d5": (GAP, _HELD_LOCK),
+        "b97b6103d5": (GAP, _HELD_LOCK),
+        "061d84157b": (GAP, _HELD_LOCK),
+        "26d8f53cb8": (GAP, _HELD_LOCK),
+        "47efcd4731": (GAP, _HELD_LOCK),
+        "909c859b30": (GAP, _HELD_LOCK),
+        "ae0d088fb7": (GAP, _HELD_LOCK),
+        "47f24d2956": (GAP, _HELD_LOCK),
+        "71e6942852": (GAP, _RECORD_RACE),
+        "29723796b6": (GAP, _ANSWERS_REUSE),
+        "09a83e873f": (GAP, _ANSWERS_COUNT),
+        "9d47f45eac": (GAP, _ANSWERS_COUNT),
+        "2291adda43": (GAP, _STATE_BOUND),
+        "23722a87bd": (GAP, _STATE_BOUND),
+        "4e4c5df188": (GAP, _RANKS_WINDOW),
+        "408552b0aa": (GAP, _RANKS_WINDOW),
+        "bd87dbf474": (EQ, _INDEPENDENT),
+        "a201985b43": (EQ, _INDEPENDENT + ": `addr` is a local the guard does not read"),
+        "71c14bd690": (EQ, _FIELDS),
+        "9da9718626": (EQ, _FIELDS),
+        "c0dc320222": (EQ, _FIELDS),
+        "9decec66b9": (EQ, _FIELDS),
+        "042df918e0": (EQ, _FIELDS + " (`getattr` on the transport has no side effect)"),
+        "24a71b63e3": (GAP, _OPEN_ANSWERS_ORDER),
+        "5e3f63066b": (EQ, _INDEPENDENT + ": `accepts_transfer_status` does not read `room_lifecycle`"),
+        "8317bd5413": (GAP, _ACCEPT_ORDER),
+        "f25e175af6": (EQ, _INDEPENDENT),
+        "e62534ba12": (
+            EQ,
+            "`clear` popped `request_status` first, so no transfer status is accepted (and counted) for "
+            "the room in the window either order opens",
+        ),
+        "7c6ec469a0": (EQ, _INDEPENDENT + ": `answers` vs `failure_records`"),
+        "f03090e706": (EQ, "`due` is a local computed from reads only; the guard then returns as before"),
+    }
+)

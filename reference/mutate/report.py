@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.mutate.judgments import EQ, GAP, JUDGMENTS, NOT_CARRIED, RE_READ
+from reference.mutate.judgments import EQ, GAP, JUDGMENTS, NOT_CARRIED, RE_READ, SAME_EDIT
 from reference.mutate.mutants import ROOT
 from reference.mutate.operators import Source
 from reference.mutate.runner import Outcome, unmutated_sources
@@ -97,7 +97,7 @@ def _function_code(variant: str, file: str, commit: str | None) -> dict[str, str
 def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
     if r["key"] in JUDGMENTS:
         return JUDGMENTS[r["key"]]
-    old = _census_signatures().get(_signature(r))
+    old = SAME_EDIT.get(r["key"]) or _census_signatures().get(_signature(r))
     if old is None or old not in JUDGMENTS:
         return ("unjudged", "not read yet")
     kind, text = JUDGMENTS[old]
@@ -211,6 +211,7 @@ def markdown(data: dict[str, Any]) -> str:
         )
         + ".",
         "",
+        *([run["note"], ""] if run.get("note") else []),
         f"**{s['line']}.**",
         "",
         *[
