@@ -199,6 +199,12 @@ class MockNetwork:
         with self._lock:
             self._faults.append(_Fault("delay", count, endpoint, tag, seconds))
 
+    def heal(self) -> None:
+        """Forget every drop and delay rule not used yet, and every hold (held messages stay due)."""
+        with self._lock:
+            self._faults.clear()
+            self._held.clear()
+
     def hold(self, endpoint: str, until: float) -> None:
         """Hold every message to `endpoint` sent before `until` (clock time) until then (a pause)."""
         with self._lock:
