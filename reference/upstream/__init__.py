@@ -39,7 +39,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound, wiring
+from reference.upstream import bound, deps, wiring
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -144,6 +144,7 @@ def load_sglang(path: str, provoke: bool = False) -> Variant:
     """The variant for the sglang at PATH; raises `UpstreamError` with one line.
     `provoke`: the expectations of a run with `Options(provoke=True)`."""
     source = open_source(path)
+    deps.require(f"--sglang {source.label}")
     module = _variant_module(source, Path(path))
     return Variant(source.label, module, "ok", expectations(source.version, provoke))
 
@@ -164,6 +165,8 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     for component, builder in BUILDERS.items():
         try:
             cls, gaps = builder(load, triggers)
+        except deps.MissingDependency:
+            raise  # the whole load stops with its one line, never an `unknown` per lesson
         except (UpstreamError, NoStandIn) as exc:
             unavailable[component] = (
                 str(exc) if str(exc).startswith(("not present", source.label)) else (f"{source.label}: {exc}")
