@@ -1,0 +1,237 @@
+"""Real pyzmq sockets between upstream's receivers and the scenario's prefill.
+
+Upstream's decode sends every frame through a PUSH socket its own `_connect` makes
+(class-level cache, its own options: LINGER 0, and from 0.5.17 SNDTIMEO from
+`SGLANG_DISAGGREGATION_ZMQ_SEND_TIMEOUT`; IMMEDIATE left at 0). The adapter calls that
+`_connect` unchanged, so the socket, its options and every error its `send_multipart`
+raises are real and upstream's: a `zmq.ZMQError` after a send reaches upstream's own
+`except zmq.ZMQError`, whatever that release does there.
+
+What the adapter adds is where that socket connects: each prefill rank endpoint of the
+scenario's transport (a mock endpoint such as `tcp://10.0.0.1:41000`) gets a real
+endpoint on 127.0.0.1, a `Relay`:
+
+- while the scenario's rank is bound, a real PULL socket; after each send that upstream's
+  socket accepted, the relay takes that message off the PULL (bounded wait) and hands
+  it, in the reference prefill's frames (`receiver.MooncakeWire`), to the scenario's
+  transport on the sender's thread, so the mock world stays deterministic;
+- once the rank is gone (the transport's peer-gone callback, or never bound), a TCP
+  socket bound to the same port that never listens: it refuses every connection. A PUSH
+  socket with IMMEDIATE=0 (upstream's) queues to it silently; with IMMEDIATE=1 (the
+  `fail-fast` option, `reference/transport/sockets.py`) its send blocks for the send
+  timeout and raises `zmq.Again`, both from libzmq itself. Before a relay refuses, it
+  waits (socket monitor, bounded) until every PUSH socket connected to it has seen
+  the disconnect, so which send fails does not depend on thread timing.
+
+`fail-fast` is the one option the adapter sets on upstream's sockets: IMMEDIATE=1, and
+SNDTIMEO 0.5 s where a release sets none (before 0.5.17 upstream's send would block
+forever); upstream's own SNDTIMEO, where it sets one, wins. Both go in as the context's
+defaults for the socket `_connect` creates, never after its `connect`.
+
+`close()` closes the relays, the monitors and the PUSH sockets the adapter had
+upstream's `_connect` make (popping them from upstream's class-level cache): nothing
+outlives the scenario's manager (the manager's `close`, or its garbage collection for a
+world that never closes it, such as an exploration's).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from reference.transport.base import PushSocket, TransportError
+from reference.transport.sockets import FAIL_FAST
+
+Translate = Callable[[list[bytes]], list[bytes]]
+WAIT_MS = 2000  # a message upstream's socket accepted reaches a live relay within this
+_CONNECTED = zmq.EVENT_CONNECTED
+_DISCONNECTED = zmq.EVENT_DISCONNECTED
+
+
+class Relay:
+    """The real 127.0.0.1 endpoint behind one of the scenario's rank endpoints."""
+
+    def __init__(self, ctx: zmq.Context, endpoint: str, scenario_sock: PushSocket, alive: bool) -> None:
+        self.scenario_endpoint, self.scenario_sock = endpoint, scenario_sock
+        self.pull: zmq.Socket | None = ctx.socket(zmq.PULL)
+        self.pull.setsockopt(zmq.LINGER, 0)
+        self.port = self.pull.bind_to_random_port("tcp://127.0.0.1")
+        self.endpoint = f"tcp://127.0.0.1:{self.port}"
+        self.refuser: socket.socket | None = None
+        self.pushes: list[tuple[zmq.Socket, zmq.Socket]] = []  # (upstream's PUSH socket, its monitor)
+        self.undelivered = 0  # accepted by upstream's socket, never handed on (no live peer)
+        self.lock = threading.Lock()
+        if not alive:
+            self.refuse()
+
+    @property
+    def alive(self) -> bool:
+        return self.pull is not None
+
+    def watch(self, push: zmq.Socket) -> None:
+        """Monitor upstream's PUSH socket for this endpoint (connects, disconnects)."""
+        with self.lock:
+            if all(known is not push for known, _ in self.pushes):
+                self.pushes.append((push, push.get_monitor_socket(_CONNECTED | _DISCONNECTED)))
+
+    def forward(self, translate: Translate) -> None:
+        """After upstream's socket accepted one message: hand it to the scenario."""
+        with self.lock:
+            pull = self.pull
+            if pull is None or not pull.poll(WAIT_MS):
+                self.undelivered += 1  # queued in upstream's socket for a peer that is gone
+                return
+            frames = pull.recv_multipart()
+        try:
+            self.scenario_sock.send(translate(frames))
+        except TransportError:
+            self.undelivered += 1
+
+    def refuse(self) -> None:
+        """The rank is gone: nothing accepts at this port from now on."""
+        with self.lock:
+            if self.pull is None:
+                return
+            self.pull.close(linger=0)
+            self.pull = None
+            refuser = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            refuser.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                refuser.bind(("127.0.0.1", self.port))  # bound, never listening: connections are refused
+                self.refuser = refuser
+            except OSError:
+                refuser.close()
+            for _push, monitor in self.pushes:
+                _await_disconnect(monitor)
+
+    def close(self) -> None:
+        with self.lock:
+            if self.pull is not None:
+                self.pull.close(linger=0)
+                self.pull = None
+            if self.refuser is not None:
+                self.refuser.close()
+                self.refuser = None
+            for push, monitor in self.pushes:
+                push.disable_monitor()
+                monitor.close(linger=0)
+            self.pushes.clear()
+
+
+def _await_disconnect(monitor: zmq.Socket) -> None:
+    """Read the monitor until its socket has no connection left (bounded)."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    connected = 0
+    while True:
+        timeout = WAIT_MS if connected > 0 else 0
+        if not monitor.poll(timeout):
+            return
+        event = recv_monitor_message(monitor)["event"]
+        connected += 1 if event == _CONNECTED else -1 if event == _DISCONNECTED else 0
+
+
+class RealPush:
+    """Upstream's own PUSH socket; after a send it accepted, the relay hands the message
+    on. Every other attribute is the socket's."""
+
+    def __init__(self, sock: zmq.Socket, relay: Relay, translate: Translate) -> None:
+        self.sock, self.relay, self.translate = sock, relay, translate
+
+    def send_multipart(self, frames: list[bytes], *args: Any, **kwargs: Any) -> Any:
+        sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
+        self.relay.forward(self.translate)
+        return sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
+class Relays:
+    """One manager's relays, by scenario endpoint, and the sockets upstream made for them."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.ctx = _context()
+        self.by_scenario: dict[str, Relay] = {}
+        self.made: list[tuple[Any, str]] = []  # (upstream's receiver class, endpoint) per socket
+        self.lock = threading.Lock()
+        self.fail_fast = bool(getattr(transport, "immediate", False))
+        on_peer_gone = getattr(transport, "on_peer_gone", None)
+        if on_peer_gone is not None:
+            on_peer_gone(self._gone)
+
+    def relay(self, scenario_endpoint: str) -> Relay:
+        # Every upstream connect asks the scenario's transport first, so a connect fault it
+        # injects (EMFILE: a `zmq.ZMQError`) is raised where upstream's `_connect` would
+        # raise it; outside the lock, as a scenario's connect hook may run a whole request.
+        sock = self.transport.connect(scenario_endpoint)  # also arms its peer-gone callback
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+        if relay is not None:
+            return relay
+        is_bound = getattr(self.transport, "is_bound", None)
+        alive = True if is_bound is None else bool(is_bound(scenario_endpoint))
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+            if relay is None:
+                relay = self.by_scenario[scenario_endpoint] = Relay(self.ctx, scenario_endpoint, sock, alive)
+            return relay
+
+    def connect(self, cls: Any, relay: Relay, is_ipv6: bool = False) -> tuple[zmq.Socket, Any]:
+        """Upstream's own `cls._connect` to the relay; fail-fast's defaults on its context."""
+        ctx: zmq.Context = cls._ctx
+        with self.lock:
+            fresh = relay.endpoint not in cls._socket_cache
+            saved = dict(ctx.sockopts)
+            if fresh and self.fail_fast:
+                ctx.setsockopt(zmq.IMMEDIATE, 1)
+                ctx.setsockopt(zmq.SNDTIMEO, int(FAIL_FAST.send_timeout * 1000))
+            try:
+                sock, lock = cls._connect(relay.endpoint, is_ipv6)
+            finally:
+                ctx.sockopts.clear()
+                ctx.sockopts.update(saved)
+            if fresh:
+                self.made.append((cls, relay.endpoint))
+        relay.watch(sock)
+        return sock, lock
+
+    def _gone(self, scenario_endpoint: str) -> None:
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+        if relay is not None:
+            relay.refuse()
+
+    @property
+    def undelivered(self) -> int:
+        return sum(relay.undelivered for relay in self.by_scenario.values())
+
+    def close(self) -> None:
+        with self.lock:
+            relays, made = list(self.by_scenario.values()), list(self.made)
+            self.by_scenario.clear()
+            self.made.clear()
+        for relay in relays:
+            relay.close()
+        for cls, endpoint in made:
+            with cls._global_lock:
+                sock = cls._socket_cache.pop(endpoint, None)
+                getattr(cls, "_socket_locks", {}).pop(endpoint, None)
+            if sock is not None:
+                sock.close(linger=0)
+
+
+_CTX: list[zmq.Context] = []
+
+
+def _context() -> zmq.Context:
+    """The relays' context, one per process (as upstream's class-level one): a manager's
+    sockets are closed by `Relays.close`, the context lives as long as upstream's does."""
+    if not _CTX:
+        _CTX.append(zmq.Context())
+    return _CTX[0]
