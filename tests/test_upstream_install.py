@@ -12,8 +12,7 @@ import sys
 import tomllib
 
 import pytest
-
-from tests.upstream_wheels import ROOT, wheel
+from upstream_wheels import ROOT, wheel
 
 HIDE = """
 import sys

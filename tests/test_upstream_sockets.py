@@ -11,11 +11,11 @@ invalidates its cache entry; closing the world closes every socket it made."""
 from __future__ import annotations
 
 import zmq
+from upstream_wheels import wheel
 
 from reference.lessons.stale_bootstrap.check_world import check_world
 from reference.status import KVPoll
 from reference.upstream import load_sglang
-from tests.upstream_wheels import wheel
 
 
 def _variant(version: str = "0.5.19"):

@@ -48,6 +48,7 @@ from reference.transport.sockets import FAIL_FAST
 
 Translate = Callable[[list[bytes]], list[bytes]]
 WAIT_MS = 2000  # a message upstream's socket accepted reaches a live relay within this
+UNSEEN_MS = 200  # a disconnect the monitor may report of a connection it did not see made
 _CONNECTED = zmq.EVENT_CONNECTED
 _DISCONNECTED = zmq.EVENT_DISCONNECTED
 
@@ -64,6 +65,7 @@ class Relay:
         self.refuser: socket.socket | None = None
         self.pushes: list[tuple[zmq.Socket, zmq.Socket]] = []  # (upstream's PUSH socket, its monitor)
         self.undelivered = 0  # accepted by upstream's socket, never handed on (no live peer)
+        self.delivered: set[zmq.Socket] = set()  # sockets a message came through: connected
         self.lock = threading.Lock()
         if not alive:
             self.refuse()
@@ -78,14 +80,15 @@ class Relay:
             if all(known is not push for known, _ in self.pushes):
                 self.pushes.append((push, push.get_monitor_socket(_CONNECTED | _DISCONNECTED)))
 
-    def forward(self, translate: Translate) -> None:
-        """After upstream's socket accepted one message: hand it to the scenario."""
+    def forward(self, push: zmq.Socket, translate: Translate) -> None:
+        """After upstream's socket `push` accepted one message: hand it to the scenario."""
         with self.lock:
             pull = self.pull
             if pull is None or not pull.poll(WAIT_MS):
                 self.undelivered += 1  # queued in upstream's socket for a peer that is gone
                 return
             frames = pull.recv_multipart()
+            self.delivered.add(push)
         try:
             self.scenario_sock.send(translate(frames))
         except TransportError:
@@ -105,8 +108,8 @@ class Relay:
                 self.refuser = refuser
             except OSError:
                 refuser.close()
-            for _push, monitor in self.pushes:
-                _await_disconnect(monitor)
+            for push, monitor in self.pushes:
+                _await_disconnect(monitor, push in self.delivered)
 
     def close(self) -> None:
         with self.lock:
@@ -120,19 +123,22 @@ class Relay:
                 push.disable_monitor()
                 monitor.close(linger=0)
             self.pushes.clear()
+            self.delivered.clear()
 
 
-def _await_disconnect(monitor: zmq.Socket) -> None:
-    """Read the monitor until its socket has no connection left (bounded)."""
+def _await_disconnect(monitor: zmq.Socket, known_connected: bool) -> None:
+    """Read the monitor until its socket has no connection left (bounded). A socket that
+    delivered through the relay, or whose monitor saw it connect, is waited for up to
+    `WAIT_MS`; one that may have connected before its monitor was attached, `UNSEEN_MS`."""
     from zmq.utils.monitor import recv_monitor_message
 
-    connected = 0
+    up, seen = known_connected, False
     while True:
-        timeout = WAIT_MS if connected > 0 else 0
+        timeout = WAIT_MS if up else 0 if seen else UNSEEN_MS
         if not monitor.poll(timeout):
             return
         event = recv_monitor_message(monitor)["event"]
-        connected += 1 if event == _CONNECTED else -1 if event == _DISCONNECTED else 0
+        up, seen = event == _CONNECTED, True
 
 
 class RealPush:
@@ -144,7 +150,7 @@ class RealPush:
 
     def send_multipart(self, frames: list[bytes], *args: Any, **kwargs: Any) -> Any:
         sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
-        self.relay.forward(self.translate)
+        self.relay.forward(self.sock, self.translate)
         return sent
 
     def __getattr__(self, name: str) -> Any:
