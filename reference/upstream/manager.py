@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import types
 import weakref
 from collections import defaultdict
 from types import ModuleType
@@ -60,7 +61,8 @@ from reference.hooks import Hooks
 from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
 from reference.transport.base import Transport
-from reference.upstream.bound import Stopped, bound
+from reference.upstream.bound import BindingThreading, Stopped, bound
+from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
 from reference.upstream.zmq_wire import Relays
 
@@ -74,8 +76,11 @@ class ManagerAdapter:
     _tracking_receiver: type  # upstream's (mooncake) receiver, made concrete
     _mori_cleanup: Any  # upstream mori's _cleanup_room_tracking, or None
     _triggers: Any  # wiring.Triggers of this loaded version
+    _label: str  # e.g. sglang-0.5.19
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
     _upstream_heartbeat: bool  # upstream's own heartbeat loop runs (see start_heartbeat)
+    _inline_heartbeat: types.CodeType | None  # 0.5.11, 0.5.12: mooncake's inline loop
+    _inline_globals: dict[str, Any]
     kv_args: Any  # upstream: the decode rank's KV buffers, as its register frame reports them
     local_ip: str
     rank_port: int
@@ -209,15 +214,28 @@ class ManagerAdapter:
 
     # -- heartbeat: upstream's own loop on the injected clock and transport ------------
     def start_heartbeat(self) -> None:
-        if not self._upstream_heartbeat:  # 0.5.11, 0.5.12: inline in mooncake's decode thread
-            self._heartbeat = threading.Thread(target=self._heartbeat_loop, name="kv-heartbeat", daemon=True)
-            self._heartbeat.start()
-            return
+        """Upstream's own heartbeat loop, in its own thread, on the scenario's clock and
+        transport: `_start_heartbeat_checker_thread` where mooncake's decode starts it;
+        in 0.5.11 and 0.5.12, where the loop is a closure of mooncake's
+        `start_decode_thread` (which also starts the decode thread), that closure's own
+        code, made a function over this manager; the adapter's loop only where neither is."""
         if hasattr(self, "_heartbeat_shutdown"):  # 0.5.23: the loop waits on this event
             self._heartbeat_shutdown = _ClockedEvent(self.clock, self._stop)
         before = set(threading.enumerate())
         with bound(now=self.clock.now, transport=self.transport, sleep=self._heartbeat_sleep):
-            self._start_heartbeat_checker_thread()  # type: ignore[attr-defined]
+            if self._upstream_heartbeat:
+                self._start_heartbeat_checker_thread()  # type: ignore[attr-defined]
+            elif self._inline_heartbeat is not None:
+                body = types.FunctionType(
+                    self._inline_heartbeat,
+                    self._inline_globals,
+                    "heartbeat_checker",
+                    None,
+                    (types.CellType(self),),
+                )
+                BindingThreading.Thread(target=body, name="heartbeat_checker", daemon=True).start()
+            else:
+                raise UpstreamError(f"{self._label}: no upstream heartbeat loop found")
         started = [t for t in threading.enumerate() if t not in before]
         self._heartbeat = started[0] if started else None
 
@@ -231,29 +249,6 @@ class ManagerAdapter:
     @property
     def heartbeat_alive(self) -> bool:
         return self._heartbeat is not None and self._heartbeat.is_alive()
-
-    def _heartbeat_loop(self) -> None:
-        while not self.clock.wait(self._stop, self.heartbeat_interval):
-            with self.connection_lock:
-                addresses = list(self.prefill_info_table)
-            for addr in addresses:
-                self._probe(addr)
-            self.heartbeat_rounds += 1
-
-    def _probe(self, addr: str) -> None:
-        if self.transport.health(addr):
-            self.heartbeat_failures[addr] = 0
-            on_success = getattr(self, "_on_heartbeat_success", None)
-            if on_success is not None:
-                on_success(addr)
-            else:  # 0.5.11, 0.5.12: mooncake's heartbeat thread prunes inline
-                _prune(self, addr)
-        else:
-            self.heartbeat_failures[addr] = self.heartbeat_failures.get(addr, 0) + 1
-        if self.heartbeat_failures.get(addr, 0) >= self.max_failures:
-            self._handle_node_failure(addr)  # not in a try, as upstream
-            with self.session_pool_lock:
-                self.session_pool.pop(addr, None)
 
     def close(self, timeout: float = 2.0) -> None:
         self._stop.set()
@@ -282,15 +277,6 @@ class _ClockedEvent:
 
     def wait(self, seconds: float | None = None) -> bool:
         return self.clock.wait(self.stop, seconds if seconds is not None else float("inf"))
-
-
-def _prune(manager: Any, addr: str) -> None:
-    """What 0.5.11's and 0.5.12's mooncake heartbeat thread does after a successful
-    probe (adapter code: that thread does not run here): forget the address's rooms
-    that `request_status` no longer has."""
-    for room in set(manager.addr_to_rooms_tracker[addr]):
-        if room not in manager.request_status:
-            manager.addr_to_rooms_tracker[addr].discard(room)
 
 
 def _discard_without_the_lock(manager: Any, bootstrap_room: int) -> None:
@@ -389,8 +375,11 @@ def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, st
             "_tracking_receiver": _concrete(receiver),
             "_mori_cleanup": staticmethod(mori_cleanup) if mori_cleanup is not None else None,
             "_triggers": triggers,
+            "_label": load.source.label,
             "_info_fields": fields,
             "_upstream_heartbeat": _calls(base, "start_decode_thread", "_start_heartbeat_checker_thread"),
+            "_inline_heartbeat": _closure(base, "start_decode_thread", "heartbeat_checker"),
+            "_inline_globals": getattr(getattr(base, "start_decode_thread", None), "__globals__", {}),
         },
     )
     return cls, gaps
@@ -402,6 +391,16 @@ def _calls(cls: type, method: str, name: str) -> bool:
     and 0.5.12 its heartbeat is a closure of `start_decode_thread` itself."""
     code = getattr(getattr(cls, method, None), "__code__", None)
     return code is not None and name in code.co_names
+
+
+def _closure(cls: type, method: str, name: str) -> types.CodeType | None:
+    """The code of the closure `name` that upstream's `cls.method` defines, if its only
+    free variable is `self` (mooncake's inline heartbeat in 0.5.11 and 0.5.12)."""
+    code = getattr(getattr(cls, method, None), "__code__", None)
+    for const in code.co_consts if code is not None else ():
+        if isinstance(const, types.CodeType) and const.co_name == name and const.co_freevars == ("self",):
+            return const
+    return None
 
 
 def _concrete(cls: type) -> type:

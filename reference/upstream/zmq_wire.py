@@ -19,9 +19,10 @@ endpoint on 127.0.0.1, a `Relay`:
   socket bound to the same port that never listens: it refuses every connection. A PUSH
   socket with IMMEDIATE=0 (upstream's) queues to it silently; with IMMEDIATE=1 (the
   `fail-fast` option, `reference/transport/sockets.py`) its send blocks for the send
-  timeout and raises `zmq.Again`, both from libzmq itself. Before a relay refuses, it
-  waits (socket monitor, bounded) until every PUSH socket connected to it has seen
-  the disconnect, so which send fails does not depend on thread timing.
+  timeout and raises `zmq.Again`, both from libzmq itself. Before a relay refuses a
+  fail-fast socket, it waits (bounded) until libzmq reports that socket no longer
+  writable (`EVENTS`, read under upstream's own socket lock): its pipe to the closed
+  relay is gone, so which send fails does not depend on thread timing.
 
 `fail-fast` is the one option the adapter sets on upstream's sockets: IMMEDIATE=1, and
 SNDTIMEO 0.5 s where a release sets none (before 0.5.17 upstream's send would block
@@ -36,6 +37,7 @@ world that never closes it, such as an exploration's).
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 from collections.abc import Callable
@@ -48,7 +50,8 @@ from reference.transport.sockets import FAIL_FAST
 
 Translate = Callable[[list[bytes]], list[bytes]]
 WAIT_MS = 2000  # a message upstream's socket accepted reaches a live relay within this
-UNSEEN_MS = 200  # a disconnect the monitor may report of a connection it did not see made
+POLL_MS = 5  # how often a refusing relay re-reads a fail-fast socket's writability
+_MONITORS = itertools.count()
 _CONNECTED = zmq.EVENT_CONNECTED
 _DISCONNECTED = zmq.EVENT_DISCONNECTED
 
@@ -56,16 +59,17 @@ _DISCONNECTED = zmq.EVENT_DISCONNECTED
 class Relay:
     """The real 127.0.0.1 endpoint behind one of the scenario's rank endpoints."""
 
-    def __init__(self, ctx: zmq.Context, endpoint: str, scenario_sock: PushSocket, alive: bool) -> None:
-        self.scenario_endpoint, self.scenario_sock = endpoint, scenario_sock
+    def __init__(
+        self, ctx: zmq.Context, endpoint: str, scenario_sock: PushSocket, alive: bool, immediate: bool
+    ) -> None:
+        self.scenario_endpoint, self.scenario_sock, self.immediate = endpoint, scenario_sock, immediate
         self.pull: zmq.Socket | None = ctx.socket(zmq.PULL)
         self.pull.setsockopt(zmq.LINGER, 0)
         self.port = self.pull.bind_to_random_port("tcp://127.0.0.1")
         self.endpoint = f"tcp://127.0.0.1:{self.port}"
         self.refuser: socket.socket | None = None
-        self.pushes: list[tuple[zmq.Socket, zmq.Socket]] = []  # (upstream's PUSH socket, its monitor)
+        self.pushes: list[tuple[zmq.Socket, Any, zmq.Socket]] = []  # upstream's PUSH, its lock, a monitor
         self.undelivered = 0  # accepted by upstream's socket, never handed on (no live peer)
-        self.delivered: set[zmq.Socket] = set()  # sockets a message came through: connected
         self.lock = threading.Lock()
         if not alive:
             self.refuse()
@@ -74,21 +78,24 @@ class Relay:
     def alive(self) -> bool:
         return self.pull is not None
 
-    def watch(self, push: zmq.Socket) -> None:
-        """Monitor upstream's PUSH socket for this endpoint (connects, disconnects)."""
+    def watch(self, push: zmq.Socket, lock: Any) -> None:
+        """Monitor upstream's PUSH socket for this endpoint (connects, disconnects);
+        `lock`: upstream's own lock for that socket."""
         with self.lock:
-            if all(known is not push for known, _ in self.pushes):
-                self.pushes.append((push, push.get_monitor_socket(_CONNECTED | _DISCONNECTED)))
+            if all(known is not push for known, _, _ in self.pushes):
+                # A unique address: pyzmq's default names the socket's fd, which a closed
+                # socket's monitor may still hold (its events would arrive here).
+                addr = f"inproc://relay-monitor-{next(_MONITORS)}"
+                self.pushes.append((push, lock, push.get_monitor_socket(_CONNECTED | _DISCONNECTED, addr)))
 
-    def forward(self, push: zmq.Socket, translate: Translate) -> None:
-        """After upstream's socket `push` accepted one message: hand it to the scenario."""
+    def forward(self, translate: Translate) -> None:
+        """After upstream's socket accepted one message: hand it to the scenario."""
         with self.lock:
             pull = self.pull
             if pull is None or not pull.poll(WAIT_MS):
                 self.undelivered += 1  # queued in upstream's socket for a peer that is gone
                 return
             frames = pull.recv_multipart()
-            self.delivered.add(push)
         try:
             self.scenario_sock.send(translate(frames))
         except TransportError:
@@ -108,8 +115,9 @@ class Relay:
                 self.refuser = refuser
             except OSError:
                 refuser.close()
-            for push, monitor in self.pushes:
-                _await_disconnect(monitor, push in self.delivered)
+            if self.immediate:  # IMMEDIATE=0 queues whether or not a pipe is left: no wait
+                for push, lock, monitor in self.pushes:
+                    _await_unwritable(push, lock, monitor)
 
     def close(self) -> None:
         with self.lock:
@@ -119,26 +127,24 @@ class Relay:
             if self.refuser is not None:
                 self.refuser.close()
                 self.refuser = None
-            for push, monitor in self.pushes:
+            for push, _lock, monitor in self.pushes:
                 push.disable_monitor()
                 monitor.close(linger=0)
             self.pushes.clear()
-            self.delivered.clear()
 
 
-def _await_disconnect(monitor: zmq.Socket, known_connected: bool) -> None:
-    """Read the monitor until its socket has no connection left (bounded). A socket that
-    delivered through the relay, or whose monitor saw it connect, is waited for up to
-    `WAIT_MS`; one that may have connected before its monitor was attached, `UNSEEN_MS`."""
+def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> None:
+    """Block (bounded) until libzmq would no longer take a message on `push` (IMMEDIATE=1:
+    its pipe to the closed relay is gone). `EVENTS` is read under upstream's own socket
+    lock; the monitor's connect/disconnect events wake the wait."""
     from zmq.utils.monitor import recv_monitor_message
 
-    up, seen = known_connected, False
-    while True:
-        timeout = WAIT_MS if up else 0 if seen else UNSEEN_MS
-        if not monitor.poll(timeout):
-            return
-        event = recv_monitor_message(monitor)["event"]
-        up, seen = event == _CONNECTED, True
+    for _ in range(WAIT_MS // POLL_MS):
+        with lock:
+            if not int(push.getsockopt(zmq.EVENTS)) & zmq.POLLOUT:
+                return
+        if monitor.poll(POLL_MS):
+            recv_monitor_message(monitor)
 
 
 class RealPush:
@@ -150,7 +156,7 @@ class RealPush:
 
     def send_multipart(self, frames: list[bytes], *args: Any, **kwargs: Any) -> Any:
         sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
-        self.relay.forward(self.sock, self.translate)
+        self.relay.forward(self.translate)
         return sent
 
     def __getattr__(self, name: str) -> Any:
@@ -185,7 +191,9 @@ class Relays:
         with self.lock:
             relay = self.by_scenario.get(scenario_endpoint)
             if relay is None:
-                relay = self.by_scenario[scenario_endpoint] = Relay(self.ctx, scenario_endpoint, sock, alive)
+                relay = self.by_scenario[scenario_endpoint] = Relay(
+                    self.ctx, scenario_endpoint, sock, alive, self.fail_fast
+                )
             return relay
 
     def connect(self, cls: Any, relay: Relay, is_ipv6: bool = False) -> tuple[zmq.Socket, Any]:
@@ -204,7 +212,7 @@ class Relays:
                 ctx.sockopts.update(saved)
             if fresh:
                 self.made.append((cls, relay.endpoint))
-        relay.watch(sock)
+        relay.watch(sock, lock)
         return sock, lock
 
     def _gone(self, scenario_endpoint: str) -> None:
