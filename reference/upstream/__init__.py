@@ -74,6 +74,12 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
         ("0.5.11", "bug", "the decode's PUSH sockets have no disconnect monitor (CommonKVReceiver._connect, "
          "common/conn.py:2739; only the prefill's CommonKVManager._connect watches, from 0.5.14): a stale "
          "send queues and the request ends on the waiting timeout (0.5.19+: 1 of 5 fail, before: 5 of 5)"),
+        ("0.5.15", "unknown", "CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
+         "(common/conn.py:1107 in 0.5.15) and send_metadata has no try (mooncake/conn.py:1909): once the "
+         "restarted rank's connection drops, the next send to it blocks the scheduler forever; the "
+         "adapter bounds it at 1 s (reference/upstream/zmq_wire.py) and the zmq.Again escapes upstream"),
+        ("0.5.16", "bug", "as from 0.5.11: CommonKVReceiver._connect no longer sets RECONNECT_IVL -1 "
+         "(common/conn.py:1318 in 0.5.16), the stale send queues"),
     ),
     "room-reuse": (
         ("0.5.11", "bug", "the status table and failure records are keyed by the room id alone: A's late "

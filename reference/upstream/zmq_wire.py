@@ -24,10 +24,14 @@ endpoint on 127.0.0.1, a `Relay`:
   writable (`EVENTS`, read under upstream's own socket lock): its pipe to the closed
   relay is gone, so which send fails does not depend on thread timing.
 
-`fail-fast` is the one option the adapter sets on upstream's sockets: IMMEDIATE=1, and
-SNDTIMEO 0.5 s where a release sets none (before 0.5.17 upstream's send would block
-forever); upstream's own SNDTIMEO, where it sets one, wins. Both go in as the context's
-defaults for the socket `_connect` creates, never after its `connect`.
+Two options the adapter sets on upstream's sockets, as the context's defaults for the
+socket `_connect` creates (never after its `connect`; upstream's own setting wins):
+- SNDTIMEO where a release sets none (before 0.5.17): 1 s, upstream's own value from
+  0.5.17 (0.5 s with `fail-fast`). Without it, a send with no pipe left blocks forever:
+  0.5.13 to 0.5.16 also set RECONNECT_IVL -1, so once a restarted rank's connection
+  drops, the next send to it would hang the scheduler (what #31144 bounded in 0.5.17);
+  here it raises `zmq.Again` after the bound, into upstream's own `except`;
+- IMMEDIATE=1 with `fail-fast` (an option of this repository, not upstream's).
 
 `close()` closes the relays, the monitors and the PUSH sockets the adapter had
 upstream's `_connect` make (popping them from upstream's class-level cache): nothing
@@ -46,7 +50,7 @@ from typing import Any
 import zmq
 
 from reference.transport.base import PushSocket, TransportError
-from reference.transport.sockets import FAIL_FAST
+from reference.transport.sockets import FAIL_FAST, UPSTREAM
 
 Translate = Callable[[list[bytes]], list[bytes]]
 WAIT_MS = 2000  # a message upstream's socket accepted reaches a live relay within this
@@ -202,9 +206,13 @@ class Relays:
         with self.lock:
             fresh = relay.endpoint not in cls._socket_cache
             saved = dict(ctx.sockopts)
+            if fresh:
+                # Where upstream sets no SNDTIMEO (before 0.5.17), a send with no pipe left
+                # (0.5.13 to 0.5.16 also set RECONNECT_IVL -1) blocks forever: bounded here.
+                timeout = FAIL_FAST.send_timeout if self.fail_fast else UPSTREAM.send_timeout
+                ctx.setsockopt(zmq.SNDTIMEO, int(timeout * 1000))
             if fresh and self.fail_fast:
                 ctx.setsockopt(zmq.IMMEDIATE, 1)
-                ctx.setsockopt(zmq.SNDTIMEO, int(FAIL_FAST.send_timeout * 1000))
             try:
                 sock, lock = cls._connect(relay.endpoint, is_ipv6)
             finally:
