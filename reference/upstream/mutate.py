@@ -190,14 +190,88 @@ def _defines(text: str, cls: str, method: str) -> bool:
     return False
 
 
+FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+
+
 def judge(wheel: Path, mutant: Mutant, root: Path) -> str:
+    """The mutant's lesson first; if that stays `ok`, the other three fix lessons (a
+    mutant one PR's lesson misses may break what another's reads). `ok`: survived."""
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
         variant = load_sglang(str(tree))
     except Exception as exc:  # a mutant the loader cannot load at all
         return f"unknown ({type(exc).__name__})"
-    return run_lesson(LESSONS[mutant.lesson], variant, Options()).verdict
+    for lesson in [mutant.lesson, *(x for x in FIX_LESSONS if x != mutant.lesson)]:
+        verdict = run_lesson(LESSONS[lesson], variant, Options()).verdict
+        if verdict != "ok":
+            return verdict if lesson == mutant.lesson else f"{verdict}({lesson})"
+    return "ok"
+
+
+# A survivor that cannot change behaviour: (how its line starts, why).
+EQUIVALENT = (('"""', "a docstring"), ("logger.", "logging only"), ('f"', "a log message's text"))
+# Why a non-equivalent survivor lives, by what the mutant removed or changed.
+REASONS = (
+    ("remove a lock", "the lesson's interleaving is scripted by a hook (one order), so a removed "
+     "lock is never contended; `--sglang --explore` explores it"),
+    ("connection_pool", "stale-bootstrap's cache entry: the judging lesson does not read it"),
+    ("record_failure", "the failure record: failure-records' concern, not the judging lesson's"),
+    ("disconnect_endpoint", "socket teardown: restart-recovery's concern"),
+    ("abort_notif", "the abort notification to the prefill: no lesson reads it"),
+)  # fmt: skip
+
+
+def classify(mutant: Mutant) -> str:
+    """`equivalent: why` or the reason a non-equivalent survivor lives."""
+    if mutant.operator in ("== -> is", "is -> ==") and (
+        "None" in mutant.before or "KVPoll." in mutant.before
+    ):
+        return "equivalent: upstream's statuses are small ints, None a singleton: `==` and `is` agree"
+    for start, why in EQUIVALENT:
+        if mutant.operator == "delete a statement" and mutant.before.startswith(start):
+            return f"equivalent: {why}"
+    for needle, why in REASONS:
+        if needle in mutant.operator or needle in mutant.before:
+            return why
+    return f"not observed by {mutant.lesson}"
+
+
+def _verdicts(log: list[str]) -> dict[int, str]:
+    """index -> verdict from a run's log lines (`index/total verdict target op`)."""
+    verdicts = {}
+    for line in log:
+        head = line.split(maxsplit=2)
+        if len(head) == 3 and "/" in head[0] and head[0].split("/")[0].isdigit():
+            verdicts[int(head[0].split("/")[0]) - 1] = head[1]
+    return verdicts
+
+
+def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
+    """The Markdown of one release from a run's log (`index/total verdict target op`):
+    the report, killed, non-equivalent judged, equivalent survivors."""
+    found = all_mutants(wheel)
+    verdicts = _verdicts(log)
+    judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
+    survivors = [(m, classify(m)) for m, v in judged if v == "ok"]
+    equivalent = sum(why.startswith("equivalent") for _, why in survivors)
+    killed = len(judged) - len(survivors)
+    scored = len(judged) - equivalent
+    release = wheel.name.split("-")[1]
+    rate = 100 * killed / max(scored, 1)
+    lines = [
+        f"## sglang-{release}",
+        "",
+        f"{len(judged)} of {len(found)} mutants judged; {killed} killed, {len(survivors)} survived, of which "
+        f"{equivalent} equivalent: **{killed} of {scored} non-equivalent mutants killed ({rate:.1f}%)**.",
+        "",
+        "| survivor | operator | line | lesson | why it lives |",
+        "|---|---|---|---|---|",
+        *(f"| {m.target} ({m.file}:{m.line}) | {m.operator} | `{m.before.replace('|', '/')[:70]}` "
+          f"| {m.lesson} | {why} |" for m, why in survivors),
+        "",
+    ]  # fmt: skip
+    return "\n".join(lines), killed, scored, equivalent
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,14 +281,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N mutants (0: all)")
+    parser.add_argument(
+        "--from-log", type=Path, default=None, help="summarize a run's log instead of running"
+    )
+    parser.add_argument(
+        "--resume", type=Path, default=None, help="keep the kills of this log, judge the rest"
+    )
     args = parser.parse_args(argv)
+    if args.from_log is not None:
+        text = summarize(args.wheel, args.from_log.read_text().splitlines())[0]
+        if args.out:
+            args.out.write_text(text)
+        print(text)
+        return 0
     found = all_mutants(args.wheel)
     if args.limit:
         found = found[: args.limit]
+    earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
     killed, survivors, start = 0, [], time.monotonic()
     with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
         for index, mutant in enumerate(found):
-            verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
+            verdict = earlier.get(index, "ok")
+            if verdict == "ok":  # not judged yet, or survived its own lesson only
+                verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
             if verdict == "ok":
                 survivors.append(mutant)
             else:
