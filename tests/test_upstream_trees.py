@@ -4,7 +4,9 @@ The suite makes source trees from the 0.5.19 wheel, applies each edit of `AUDIT`
 runs the lesson that must see it through `--sglang TREE`. Before the adapter sent
 through upstream's own sockets, ran upstream's own `abort()`, heartbeat loop and
 status values, the four breaking edits gave `ok` and the correct one `bug`; each now
-gives what upstream's own code does. Unmodified trees of 0.5.19 and 0.5.23 stay `ok`
+gives what upstream's own code does. The hand-written revert of each PR's hunk
+(`REVERTS`) is `bug` (#33048's `latent`: 0.5.19's cleanup awaits `asyncio.sleep`,
+whose timer keeps the bare task alive). Unmodified trees of 0.5.19 and 0.5.23 stay `ok`
 on the four fix lessons."""
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from upstream_wheels import NEWEST, wheel
 from reference.lessons import LESSONS, Options, run_lesson
 from reference.upstream import FIRST_FIXED, load_sglang
 from reference.upstream.errors import UpstreamError
-from reference.upstream.trees import AUDIT, Edit, make_tree
+from reference.upstream.trees import AUDIT, REVERTS, Edit, make_tree
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +27,7 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("sglang-trees")
 
 
-@pytest.mark.parametrize("tree", AUDIT, ids=[tree.name for tree in AUDIT])
+@pytest.mark.parametrize("tree", AUDIT + REVERTS, ids=[tree.name for tree in AUDIT + REVERTS])
 def test_an_edit_of_upstreams_code_decides(tree, trees: Path) -> None:
     path = make_tree(wheel("0.5.19"), trees / tree.name, tree.edits)
     result = run_lesson(LESSONS[tree.lesson], load_sglang(str(path)), Options())

@@ -176,3 +176,56 @@ AUDIT: tuple[AuditTree, ...] = (
         ),
     ),
 )
+
+_HELD = "            cleanup_task = self._loop.create_task(self._cleanup_expired_entries())"
+
+# Hand-written reverts of each PR's hunk in 0.5.19 (each must be `bug`, or `latent`
+# where that release's own wiring would not trigger the reverted defect).
+REVERTS: tuple[AuditTree, ...] = (
+    AuditTree(
+        "revert-24539",
+        "#24539: update_status stores a Failed for an absent room again",
+        "failed-resurrect",
+        "bug",
+        (Edit("common/conn.py", """            if status == KVPoll.Failed:
+                return
+            self.request_status[bootstrap_room] = status""",
+              """            self.request_status[bootstrap_room] = status"""),),
+    ),
+    AuditTree(
+        "revert-36351",
+        "#36351: _handle_node_failure iterates the live tracker set, taken outside the lock",
+        "live-set-race",
+        "bug",
+        (Edit("common/conn.py", """            possible_affected_rooms = list(
+                self.addr_to_rooms_tracker.get(failed_bootstrap_addr, [])
+            )
+            self.addr_to_rooms_tracker.pop(failed_bootstrap_addr, None)
+""", ""),
+         Edit("common/conn.py", """        affected_rooms = []
+        for room in possible_affected_rooms:""",
+              """        possible_affected_rooms = self.addr_to_rooms_tracker.get(failed_bootstrap_addr, [])
+        affected_rooms = []
+        for room in possible_affected_rooms:""")),
+    ),
+    AuditTree(
+        "revert-36029-timeout",
+        "#36029: the waiting timeout fails the request but keeps the cached entry",
+        "stale-bootstrap",
+        "bug",
+        (Edit("common/conn.py", """        self.kv_mgr.update_status(self.bootstrap_room, KVPoll.Failed)
+        self.invalidate_cached_bootstrap_infos()
+        if (""", """        self.kv_mgr.update_status(self.bootstrap_room, KVPoll.Failed)
+        if ("""),),
+    ),
+    AuditTree(
+        "revert-33048",
+        "#33048: the bootstrap server's cleanup task is a bare create_task again",
+        "task-refs",
+        "latent",
+        (Edit("common/conn.py", _HELD + """
+            self._background_tasks.add(cleanup_task)
+            cleanup_task.add_done_callback(self._background_tasks.discard)""",
+              """            self._loop.create_task(self._cleanup_expired_entries())"""),),
+    ),
+)  # fmt: skip
