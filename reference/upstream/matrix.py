@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{parser.prog}: error: no sglang-*.whl in {args.wheels}", file=sys.stderr)
         return 2
     results, rows, measured = run(args.wheels)
-    args.json.write_text(json.dumps(measured, indent=1) + "\n")
+    args.json.write_text("[\n" + ",\n".join(json.dumps(row) for row in measured) + "\n]\n")  # a row a line
     fixes, residual = [x.id for x in fix_lessons()], [x.id for x in residual_lessons()]
     detail = ["| release | lesson | verdict | expected | decided by |", "|---|---|---|---|---|", *rows]
     text = "\n".join(
