@@ -28,7 +28,6 @@ import ast
 import copy
 import sys
 import tempfile
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -287,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--resume", type=Path, default=None, help="keep the kills of this log, judge the rest"
     )
+    parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
     args = parser.parse_args(argv)
     if args.from_log is not None:
         text = summarize(args.wheel, args.from_log.read_text().splitlines())[0]
@@ -298,32 +298,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit:
         found = found[: args.limit]
     earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
-    killed, survivors, start = 0, [], time.monotonic()
+    log: list[str] = []
     with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
         for index, mutant in enumerate(found):
             verdict = earlier.get(index, "ok")
             if verdict == "ok":  # not judged yet, or survived its own lesson only
                 verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
-            if verdict == "ok":
-                survivors.append(mutant)
-            else:
-                killed += 1
-            print(f"{index + 1}/{len(found)} {verdict:8} {mutant.target}:{mutant.line} {mutant.operator}",
-                  file=sys.stderr, flush=True)  # fmt: skip
-    label = args.wheel.name.split("-")[1]
-    rate, seconds = 100 * killed / max(len(found), 1), time.monotonic() - start
-    report = [
-        f"## sglang-{label}: {killed} of {len(found)} mutants killed ({rate:.1f}%), {seconds:.0f} s",
-        "",
-        "| survivor | operator | line | lesson |",
-        "|---|---|---|---|",
-        *(
-            f"| {m.target} ({m.file}:{m.line}) | {m.operator} | `{m.before.replace('|', '/')}` | {m.lesson} |"
-            for m in survivors
-        ),
-        "",
-    ]
-    text = "\n".join(report)
+            log.append(
+                f"{index + 1}/{len(found)} {verdict:8} {mutant.target}:{mutant.line} {mutant.operator}"
+            )
+            print(log[-1], file=sys.stderr, flush=True)
+    if args.log:
+        args.log.write_text("\n".join(log) + "\n")
+    text = summarize(args.wheel, log)[0]
     if args.out:
         args.out.write_text(text)
     print(text)
