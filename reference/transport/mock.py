@@ -144,6 +144,11 @@ class MockNetwork:
         for callback in callbacks:
             callback(endpoint)
 
+    def is_bound(self, endpoint: str) -> bool:
+        """Whether a handler is bound at `endpoint` now (the upstream adapter's relays)."""
+        with self._lock:
+            return endpoint in self._endpoints
+
     def on_peer_gone(self, callback: Callable[[str], None]) -> None:
         """Call `callback(endpoint)` when the peer of a connected PUSH socket goes away."""
         with self._lock:
