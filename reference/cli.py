@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import itertools
 import json
 import math
 import signal
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
+from reference.harness import deep
 from reference.harness.isolation import (
     MAX_REPEAT,
     MAX_TIMEOUT,
@@ -107,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--in-process", action="store_true", help="no worker process, no time bound")
     parser.add_argument(
+        "--budget",
+        type=_seconds,
+        metavar="SECONDS",
+        default=deep.DEFAULT_BUDGET,
+        help=f"seconds of deep checks per variant (default {deep.DEFAULT_BUDGET:g})",
+    )
+    parser.add_argument("--quick", action="store_true", help="the story and the checks only, no deep checks")
+    parser.add_argument(
         "--report", type=Path, metavar="DIR", help="netns: each fault run's history and timeline"
     )
     explore_cli.add_arguments(parser)
@@ -139,13 +150,16 @@ def _explored_variants(args: argparse.Namespace) -> list[Variant]:
 def _run(
     lessons: list[Lesson], specs: list[VariantSpec], options: Options, args: argparse.Namespace
 ) -> list[Result]:
+    budgets = deep.lesson_budgets(lessons, args.budget, options, LESSONS.values())
     if args.in_process:
         variants = [spec.load() for spec in specs]
-        return [run_lesson(lesson, v, options) for lesson in lessons for v in variants]
+        return [
+            run_lesson(lesson, v, _budgeted(options, budgets, lesson)) for lesson in lessons for v in variants
+        ]
     watch = Watch(show=_terminal_line if sys.stderr.isatty() and not args.json else None)
     try:
         with _term_stops_workers():
-            per_variant = [run_isolated(lessons, spec, options, args.timeout, watch) for spec in specs]
+            per_variant = [_isolated(lessons, spec, options, budgets, args.timeout, watch) for spec in specs]
     except KeyboardInterrupt:
         so_far = watch.so_far()
         raise Interrupted(f"interrupted; so far, {so_far}" if so_far else "interrupted") from None
@@ -155,6 +169,27 @@ def _run(
     for note in watch.notes:
         print(f"python -m reference: warning: {note}", file=sys.stderr)
     return [results[i] for i in range(len(lessons)) for results in per_variant]
+
+
+def _isolated(
+    lessons: list[Lesson],
+    spec: VariantSpec,
+    options: Options,
+    budgets: dict[str, float],
+    timeout: float | None,
+    watch: Watch,
+) -> list[Result]:
+    """One worker per run of lessons with the same deep-check budget (one worker in all
+    with `--quick`)."""
+    results: list[Result] = []
+    for budget, same in itertools.groupby(lessons, key=lambda lesson: budgets[lesson.id]):
+        group = list(same)
+        results += run_isolated(group, spec, dataclasses.replace(options, budget=budget), timeout, watch)
+    return results
+
+
+def _budgeted(options: Options, budgets: dict[str, float], lesson: Lesson) -> Options:
+    return dataclasses.replace(options, budget=budgets[lesson.id])
 
 
 def _terminal_line(text: str) -> None:
@@ -173,6 +208,21 @@ def _term_stops_workers() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def counterexamples(result: Result) -> list[tuple[str, str]]:
+    """(check id, its counterexample as text) for each simulation check that found one: the
+    shrunk timeline and its replay command (an exploration's trace, hundreds of accesses
+    long, is shown by its replay command, which its symptom names)."""
+    found = []
+    for check in result.checks:
+        if check.verdict != "bug":
+            continue
+        timeline = check.details.get("counterexample")
+        replay = check.details.get("replay")
+        if isinstance(timeline, str):
+            found.append((check.id, f"{timeline}\n  replay: python -m reference --replay {replay}"))
+    return found
 
 
 def _json_row(result: Result) -> dict:
@@ -212,6 +262,8 @@ def _main(argv: Sequence[str] | None) -> int:
     named, args.lesson = args.lesson, expand_groups(args.lesson) if args.lesson else None
     if args.in_process and args.timeout is not None:
         parser.error("--timeout bounds the worker process, which --in-process does not start; pick one")
+    if args.replay is not None and not args.explore:  # a saved simulation counterexample
+        return deep.replay_file(args.replay)
     if args.explore and args.lesson and any(name in GROUPS for name in named or ()):
         # a group keeps its explored lessons; a lesson named alone still gets the error
         named_alone = [n for n in named or () if n not in GROUPS]
@@ -230,6 +282,7 @@ def _main(argv: Sequence[str] | None) -> int:
         sockets=args.sockets,
         check=args.check,
         provoke=args.provoke,
+        quick=args.quick,
     )
     lessons = [LESSONS[i] for i in args.lesson or LESSONS]
     unusable = transport_unusable(args.transport)
@@ -271,6 +324,9 @@ def _main(argv: Sequence[str] | None) -> int:
             print(impl_summary(results, spec.name))
         for r in [r for r in results if isinstance(r.details.get("stack"), str)]:
             print(f"\n{r.lesson} on {r.variant}: {r.symptom}; its threads then:\n{r.details['stack']}")
+        for r in results:
+            for check, text in counterexamples(r):
+                print(f"\n{r.lesson} on {r.variant}: {check} found a counterexample:\n{text}")
         for lesson in [LESSONS[i] for i in dict.fromkeys(named or ()) if i in LESSONS]:
             if lesson.notes is not None:  # extra text, only when the lesson was asked for by name
                 print(f"\n{lesson.notes()}")

@@ -9,7 +9,7 @@ from reference.variants import SHIPPED
 
 
 def test_json_lists_every_lesson_with_expected_verdicts(capsys):
-    assert main(["--json", "--lesson", "failed-resurrect", "--lesson", "live-set-race"]) == 0
+    assert main(["--json", "--quick", "--lesson", "failed-resurrect", "--lesson", "live-set-race"]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
     got = {(r["lesson"], r["variant"]): r["verdict"] for r in results}
     assert got == {
@@ -27,7 +27,7 @@ def test_json_lists_every_lesson_with_expected_verdicts(capsys):
 
 
 def test_table_is_the_default_output(capsys):
-    assert main(["--lesson", "failed-resurrect", "--variant", "fixed"]) == 0
+    assert main(["--lesson", "failed-resurrect", "--variant", "fixed", "--quick"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0].split()[:5] == ["lesson", "variant", "transport", "verdict", "expected"]
     assert "failed-resurrect  fixed" in out
@@ -46,7 +46,7 @@ def test_exit_codes():
 def test_in_process_gives_the_same_verdicts_as_the_isolated_workers(capsys):
     verdicts = []
     for extra in ([], ["--in-process"]):
-        assert main(["--json", *extra]) == 0
+        assert main(["--json", "--quick", *extra]) == 0
         results = json.loads(capsys.readouterr().out)["results"]
         verdicts.append([(r["lesson"], r["variant"], r["verdict"]) for r in results])
     assert verdicts[0] == verdicts[1] and len(verdicts[0]) == len(LESSONS) * len(SHIPPED)

@@ -33,7 +33,7 @@ BOUND = 30.0  # seconds for any one invocation: ~2 s of start-up here, 1 s time 
 
 def run_cli(*args: str) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    proc, left = run_in_session(["-m", "reference", *args], timeout=BOUND)
+    proc, left = run_in_session(["-m", "reference", *args, "--quick"], timeout=BOUND)  # no deep checks
     assert left == [], "the CLI left processes behind"
     return proc, time.monotonic() - started
 
@@ -219,7 +219,16 @@ def test_json_keeps_the_terminal_quiet():
 
 def test_sigterm_stops_the_workers_too():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "reference", "--impl", f"{BAD}/looping_update_status.py", "--timeout", "60"],
+        [
+            sys.executable,
+            "-m",
+            "reference",
+            "--impl",
+            f"{BAD}/looping_update_status.py",
+            "--timeout",
+            "60",
+            "--quick",
+        ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -16,6 +16,7 @@ BUGGY_SYMPTOMS = {
     "late-failed-after-clear": "cleared room 7 re-created as Failed",
     "stale-generation-replaced": "port 2001 stays cached after",
     "concurrent-fill-then-restart": "port 2001 stays cached after",
+    "invalidation-vs-replacement": "port 2001 stays cached after",
     "hit-vs-eviction": "KeyError",
 }
 

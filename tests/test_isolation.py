@@ -171,11 +171,21 @@ def test_stress_progress_reaches_the_watch():
 
 def test_the_default_bound_grows_with_the_stress_trials():
     race, plain = LESSONS["live-set-race"], LESSONS["failed-resurrect"]
+
     assert budget(race, Options(), None) == DEFAULT_TIMEOUT
     assert budget(race, Options(repeat=1000), None) == DEFAULT_TIMEOUT + 1000 * PER_TRIAL
     assert budget(plain, Options(repeat=1000), None) == DEFAULT_TIMEOUT  # no stress mode
     assert budget(race, Options(repeat=1000), 3.0) == 3.0  # an explicit --timeout is exact
     assert budget(race, Options(transport="loopback"), None) == PROCESSES_TIMEOUT
+
+
+def test_the_bound_grows_with_the_deep_checks_budget():
+    """Twice the lesson's deep-check budget on top (a search that finds a bug may shrink
+    as long again); with --quick, nothing."""
+    race = LESSONS["live-set-race"]
+    assert budget(race, Options(budget=7.0), None) == DEFAULT_TIMEOUT + 14.0
+    assert budget(race, Options(budget=7.0), 3.0) == 3.0 + 14.0
+    assert budget(race, Options(budget=7.0, quick=True), None) == DEFAULT_TIMEOUT
 
 
 def test_stuck_at_prefers_the_variants_code_over_the_harness():

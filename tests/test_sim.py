@@ -183,7 +183,7 @@ def test_a_budget_too_small_to_decide_is_unknown() -> None:
 def test_the_simulation_check_holds_on_fixed_and_hardened(lesson: str) -> None:
     check = simulation_check(lesson)
     for variant in (reference.fixed, reference.hardened):
-        observation = check.body(variant, Options(budget=8.0))
+        observation = check.body(variant, Options(budget=10.0))
         assert observation.verdict == "ok", (variant.__name__, observation.symptom)
         assert "generated runs held every invariant" in observation.symptom
 
@@ -235,3 +235,15 @@ def test_each_lesson_readme_lists_its_invariants_with_sources(lesson: str) -> No
     for invariant in checked_by(lesson):
         assert f"`{invariant}`" in section, invariant
     assert "https://github.com/sgl-project/sglang/pull/" in section
+
+
+def test_the_default_run_prints_the_shrunk_timeline_and_a_replay_that_reproduces(capsys) -> None:
+    from reference.cli import main
+
+    assert main(["--variant", "buggy", "--lesson", "failed-resurrect", "--budget", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "failed-resurrect on buggy: simulation found a counterexample:" in out
+    block = out.split("simulation found a counterexample:", 1)[1]
+    assert "invariant cleared-stays-cleared" in block and "   1 " in block
+    replay = block.split("replay: python -m reference --replay ", 1)[1].split()[0]
+    assert replay_file(replay) == 1 and replay_file(replay, reference.fixed) == 0

@@ -100,7 +100,7 @@ def test_wrong_fix_is_caught(module, check_id):
 
 def test_the_cli_rejects_a_wrong_fix():
     run = subprocess.run(
-        [sys.executable, "-m", "reference", "--impl", f"{GALLERY}.by_key"],
+        [sys.executable, "-m", "reference", "--impl", f"{GALLERY}.by_key", "--verbose", "--quick"],
         capture_output=True,
         text=True,
         timeout=60,

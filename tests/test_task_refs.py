@@ -135,7 +135,7 @@ def test_cli_prints_the_table_and_the_residual_for_the_lesson(capsys):
 def test_cli_without_lesson_does_not_print_the_table(capsys):
     from reference.cli import main
 
-    assert main(["--variant", "fixed"]) == 0
+    assert main(["--variant", "fixed", "--quick"]) == 0
     assert "Which awaits" not in capsys.readouterr().out
 
 

@@ -54,7 +54,7 @@ def test_the_committed_matrix_has_every_residual_lesson_as_expected():
 
 
 def test_cli_provoke_turns_latent_into_bug_and_exits_0():
-    command = ["--sglang", str(wheel("0.5.18")), "--provoke", "--lesson", "task-refs"]
+    command = ["--sglang", str(wheel("0.5.18")), "--provoke", "--lesson", "task-refs", "--verbose"]
     proc = subprocess.run(
         [sys.executable, "-m", "reference", *command], capture_output=True, text=True, timeout=60, cwd=ROOT
     )

@@ -49,7 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--explore", action="store_true", help="explore thread interleavings (frontrun DPOR) instead"
     )
     parser.add_argument("--property", action="append", metavar="ID", help="with --explore: one property")
-    parser.add_argument("--replay", metavar="SCHEDULE", help="with --explore: replay one counterexample")
+    parser.add_argument(
+        "--replay",
+        metavar="FILE|SCHEDULE",
+        help="replay a saved simulation counterexample FILE; with --explore, one interleaving SCHEDULE",
+    )
 
 
 def _error(message: str) -> int:

@@ -18,6 +18,14 @@ receivers' `poll()` and `bootstrap_infos`, and exceptions):
   threads end. Same checks: what a send failed on is not left cached (a receiver that kept its
   own copy instead of adopting the cached winner invalidates that copy and leaves the
   cached one, with the same dead port).
+- `invalidation-vs-replacement`: two receivers hold the cached generation when the
+  prefill restarts. One thread: the first holder's send (it fails and invalidates);
+  the other: the second holder's send (fails, invalidates), then a new request that
+  fills the cache with the fresh generation and sends on it. Same checks: no thread
+  raises, no failed generation stays cached, and the fresh generation survives the
+  first holder's invalidation: an identity check done without `connection_lock`
+  (check, then `del` or `pop`) passes before the second holder's delete and the new
+  fill, then drops the fresh entry. Preemption bound 1 (a check-then-act needs one).
 - `hit-vs-eviction`: a receiver's `init()` looks the key up while the heartbeat evicts
   that prefill (`_handle_node_failure`). No thread raises: lookup and read are one step.
 """
@@ -99,6 +107,12 @@ def _request(room: int, then_restart: bool = False) -> Worker:
     return request
 
 
+def _holder_then_request(world: World) -> None:
+    """The second holder's send fails, then a new request runs on the same thread."""
+    world.send(world.holders[1])
+    world.request(1)
+
+
 def _init(room: int, send_later: bool = False) -> Worker:
     def init(world: World) -> None:
         receiver = world.receiver_class(world.manager, ADDR, room)
@@ -159,6 +173,17 @@ PROPERTIES = (
         ),
         check=check,
         bound=1,  # unbounded: over 600 interleavings, not done in 60 s
+    ),
+    Property(
+        lesson=LESSON,
+        id="invalidation-vs-replacement",
+        claim="two holders invalidating a failed generation around a new request's fill raise nothing, "
+        "leave no failed generation cached and keep the fresh one",
+        needs=NEEDS,
+        setup=lambda variant: World(variant, holders=2, restart=True),
+        workers=(("holder-1-send", _holder_sends(0)), ("holder-2-send-then-request", _holder_then_request)),
+        check=check,
+        bound=1,  # unbounded: over 1000 interleavings on fixed, not done in 30 s
     ),
     Property(
         lesson=LESSON,

@@ -17,6 +17,7 @@ from reference.common.manager import ManagerBase
 from reference.status import KVPoll
 
 FAILED, BOOTSTRAPPING = KVPoll.Failed, KVPoll.Bootstrapping  # HARDEN(room-reuse): no enum lookups per call
+HOLD_FOR = 600.0  # HARDEN(late-kv-write): seconds a failed request's pages wait for its ranks' answers
 log = logging.getLogger("reference.hardened.manager")  # HARDEN(supervised-loops): loops log, never vanish
 
 
@@ -29,7 +30,7 @@ class KVManager(ManagerBase):
         self._lifecycles = itertools.count(1)
         self.heartbeat_errors: list[str] = []
         self.answers: dict[int, int] = {}  # HARDEN(late-kv-write): statuses counted per open request
-        self.held_pages: dict[int, tuple[list[int], int]] = {}  # room -> (pages, answers still due)
+        self.held_pages: dict[int, tuple[list[int], int, float]] = {}  # room -> (pages, answers due, until)
         self._held_lock = threading.Lock()
         self.last_heard: dict[str, float] = {}  # HARDEN(bootstrap-partition): a status from its ranks
         watch = getattr(self.transport, "on_peer_gone", None)
@@ -68,6 +69,7 @@ class KVManager(ManagerBase):
         self.awaiting_transfer.add(room)
 
     def accepts_transfer_status(self, bootstrap_room: int) -> bool:  # HARDEN(room-reuse)
+        self._release_expired_pages()  # HARDEN(late-kv-write)
         if self._answer_for_held_pages(bootstrap_room):  # HARDEN(late-kv-write): a cleared request's
             return False  # late answer: its rank is done with those pages
         accepted = bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
@@ -79,22 +81,30 @@ class KVManager(ManagerBase):
         return accepted
 
     def hold_pages(self, room: int, pages: list[int], due: int) -> None:  # HARDEN(late-kv-write): a
-        with self._held_lock:  # request ended with `due` ranks still holding its metadata
-            self.held_pages[room] = (list(pages), due)
+        until = self.clock.now() + HOLD_FOR  # request ended with `due` ranks still holding its metadata;
+        with self._held_lock:  # held for HOLD_FOR at most, so a lost answer keeps no memory for ever
+            self.held_pages[room] = (list(pages), due, until)
+
+    def _release_expired_pages(self) -> None:  # HARDEN(late-kv-write): let go of pages whose answers
+        now = self.clock.now()  # are HOLD_FOR overdue (on the next status, probe or allocation)
+        with self._held_lock:
+            for room in [room for room, (_, _, until) in self.held_pages.items() if until <= now]:
+                del self.held_pages[room]
 
     def pages_in_doubt(self) -> set[int]:  # HARDEN(late-kv-write): pages a prefill may still write;
+        self._release_expired_pages()
         with self._held_lock:  # the scheduler hands them to no new request
-            return {page for pages, _ in self.held_pages.values() for page in pages}
+            return {page for pages, _, _ in self.held_pages.values() for page in pages}
 
     def _answer_for_held_pages(self, room: int) -> bool:  # HARDEN(late-kv-write)
         if room not in self.held_pages or room in self.awaiting_transfer:
             return False  # (a reopened room's own request waits for answers: they are its own)
         with self._held_lock:
-            pages, due = self.held_pages[room]
+            pages, due, until = self.held_pages[room]
             if due <= 1:
                 del self.held_pages[room]
             else:
-                self.held_pages[room] = (pages, due - 1)
+                self.held_pages[room] = (pages, due - 1, until)
         return True
 
     def record_failure(self, bootstrap_room: int, reason: str) -> None:  # HARDEN(failure-records)
@@ -158,6 +168,7 @@ class KVManager(ManagerBase):
         return heard is not None and self.clock.now() - heard <= window
 
     def _probe(self, addr: str) -> None:  # HARDEN(supervised-loops): a probe that raises is logged
+        self._release_expired_pages()  # HARDEN(late-kv-write)
         try:  # with its traceback and the heartbeat goes on (upstream: the thread ends silently)
             super()._probe(addr)
         except Exception as exc:

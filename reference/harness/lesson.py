@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference.clock import SettleTimeout
+from reference.harness import deep
 from reference.harness.checks import STORY, Body, Check, overall, summary
 from reference.harness.options import Options
 from reference.harness.result import CheckResult, Observation, Result
@@ -67,6 +68,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         if options.check in (None, c.id)
         and not _declared_out(lesson, c, variant)
         and (options.deep or not c.deep)
+        and deep.runs_on(c, variant)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
@@ -101,9 +103,12 @@ def run_check(lesson: Lesson, check: Check, variant: Variant, options: Options) 
 
 def _declared_out(lesson: Lesson, check: Check, variant: Variant) -> bool:
     """A check (not the story) that drives only components the variant declares
-    unavailable is not run, as a story probe is not driven (see `Lesson.probes`)."""
+    unavailable is not run, as a story probe is not driven (see `Lesson.probes`); nor is a
+    check the variant declares unavailable by its id (the upstream adapter: `simulation`)."""
     if check.id == STORY:
         return False
+    if variant.declared_unavailable((check.id,)):
+        return True
     components = tuple(dict.fromkeys(name.partition(".")[0] for name in check.needs or lesson.needs))
     return bool(components) and len(variant.declared_unavailable(components)) == len(components)
 

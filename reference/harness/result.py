@@ -37,7 +37,11 @@ class CheckResult:
     details: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "verdict": self.verdict, "symptom": self.symptom}
+        fields = {"id": self.id, "verdict": self.verdict, "symptom": self.symptom}
+        for key in ("counterexample", "replay"):  # a simulation's shrunk run and its replay file
+            if isinstance(self.details.get(key), str):
+                fields[key] = self.details[key]
+        return fields
 
 
 @dataclass

@@ -40,8 +40,8 @@ _ALL = (
     ),
     Invariant(
         "whole-state-bound", "*",
-        "once every request has ended and been cleared, no container reachable from the components "
-        "(object graph, class and module attributes) is larger than before the workload",
+        "once every request has ended and been cleared (and 20 virtual minutes passed), no container "
+        "reachable from the components (object graph, class and module attributes) is larger than before",
         f"{PR}24539: request_status grows by one per late abort; HARDEN(failure-records), "
         f"{AFTER_24539}: no memory per request",
     ),

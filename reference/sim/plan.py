@@ -24,9 +24,9 @@ SOCKETS = ("upstream", "fail-fast")  # a plan draws one; the run's own setting f
 
 # The decode scheduler's own steps, in every profile, each with its weight in a draw:
 # `request` opens, inits and sends one new request; `stream` is a steady stream of them
-# ((b mod 4) + 3 requests, (a mod 4 + 1) x 20 s apart, every open request polled in between); `poll` is one scheduler pass that
-# polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass.
-WORKLOAD = {"request": 6, "stream": 2, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1,
+# (6 requests, (a mod 4 + 2) x 20 s apart: 100 to 500 s of them); `poll` is one scheduler pass that
+# polls every open request; `wait` lets (a + 1) x 20 s of virtual time pass (then a pass).
+WORKLOAD = {"request": 6, "stream": 4, "poll": 2, "wait": 4, "tick": 2, "open": 1, "init": 1, "send": 1,
             "abort": 1, "end_status": 2}  # fmt: skip
 # Faults and concurrent writers, switched on per profile and per run (swarm).
 FAULTS = {
@@ -48,7 +48,7 @@ FAULTS = {
     "latency": "(for the whole run) every message takes a second: requests stay in flight until time passes",
 }
 KINDS = (*WORKLOAD, *FAULTS)
-SWARM = 3  # at most this many fault kinds on in one run: small swarms keep a run about a few things
+SWARM = 3  # each fault kind is on in one run of SWARM: small swarms keep a run about a few things
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,11 @@ def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Pl
     options (`sockets` first, so a counterexample shrinks to it), then the steps."""
     # Mostly one decode and one prefill (several requests then share one cache key), sometimes more.
     prefill = st.sampled_from([(1, 1), (1, 1), (2, 1), (1, 2), (2, 2)])
-    topology = st.tuples(st.sampled_from([1, 1, 2]), st.lists(prefill, min_size=1, max_size=2))
-    swarm = st.sets(st.sampled_from(profile.faults), max_size=SWARM) if profile.faults else st.just(set())
+    topology = st.tuples(st.sampled_from([1, 1, 2]), st.sampled_from([1, 1, 2]).flatmap(
+        lambda n: st.lists(prefill, min_size=n, max_size=n)))  # fmt: skip
+    # Each fault kind is on with probability 1/SWARM, independently (swarm testing).
+    flags = st.lists(st.integers(0, SWARM - 1), min_size=len(profile.faults), max_size=len(profile.faults))
+    swarm = flags.map(lambda draws: {f for f, d in zip(profile.faults, draws, strict=True) if d == SWARM - 1})
     sockets_drawn = st.sampled_from([sockets, *(s for s in SOCKETS if s != sockets)])
 
     def with_steps(shape: tuple[tuple[int, list[tuple[int, int]]], set[str], str]) -> st.SearchStrategy[Plan]:

@@ -54,6 +54,9 @@ def run_plan(variant: ModuleType, plan: Plan, checking: frozenset[str] | None = 
     return Run(plan, violation, cluster.log, next(cluster._numbers), overlap)
 
 
+STREAM = 6  # requests in one `stream` step
+
+
 def _step(c: Cluster, kind: str, a: int, b: int) -> None:
     request = c.open[a % len(c.open)] if c.open else None
     old = c.ended[a % len(c.ended)] if c.ended else None
@@ -65,9 +68,9 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
             c.init(opened)
             c.send(opened)
     elif kind == "stream":
-        for _ in range(b % 4 + 3):
+        for _ in range(STREAM):
             _step(c, "request", a, b)
-            _step(c, "wait", a % 4, b)
+            _step(c, "wait", a % 4 + 1, b)
     elif kind == "poll":
         _poll_all(c, a)
     elif kind in ("wait", "tick", "timeout"):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from types import ModuleType
 
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failed_resurrect.checks import CHECKS
@@ -26,7 +27,11 @@ ROOMS = 8
 
 
 def late_abort(manager, room: int) -> None:
-    """What `abort()` does to the manager since #24522: record, then write Failed."""
+    """What `abort()` does to the manager since #24522: record, then write Failed. A
+    manager with its own `late_abort` (upstream's: its `CommonKVReceiver.abort()`) does it."""
+    own = getattr(manager, "late_abort", None)
+    if own is not None:
+        return own(room)
     manager.record_failure(room, "Aborted by AbortReq.")
     manager.update_status(room, KVPoll.Failed)
 
@@ -81,5 +86,5 @@ LESSON = Lesson(
     upstream="PR #24539 (0.5.12)",
     needs=("KVManager",),
     body=observe,
-    checks=(*CHECKS, simulation_check("failed-resurrect")),
+    checks=(*CHECKS, simulation_check("failed-resurrect"), *exploration_checks("failed-resurrect")),
 )

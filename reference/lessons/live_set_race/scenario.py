@@ -24,6 +24,7 @@ from types import ModuleType
 from reference.clock import SettleTimeout, VirtualClock
 from reference.config import ManagerConfig
 from reference.harness.capture import thread_errors
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.hooks import Hooks
@@ -150,5 +151,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     stress=stress,
-    checks=(*CHECKS, simulation_check("live-set-race")),
+    checks=(*CHECKS, simulation_check("live-set-race"), *exploration_checks("live-set-race")),
 )

@@ -30,6 +30,7 @@ import random
 from types import ModuleType
 
 from reference.dataplane.discovery import BACKENDS
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.stale_bootstrap.checks import CHECKS
@@ -158,5 +159,5 @@ LESSON = Lesson(
     body=observe,
     transports=("mock", "loopback"),
     backends=BACKENDS,
-    checks=(*CHECKS, simulation_check("stale-bootstrap")),
+    checks=(*CHECKS, simulation_check("stale-bootstrap"), *exploration_checks("stale-bootstrap")),
 )
