@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = report.to_json(run, outcomes)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(data, indent=1) + "\n")
-    (args.out / "RESULTS.md").write_text(report.markdown(data))
+    (args.out / "RESULTS.md").write_text(report.markdown(data, args.out))
     summary = report.summary(data)
     print(summary["line"])
     return 0
