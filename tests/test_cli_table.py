@@ -84,11 +84,11 @@ def test_lesson_groups_expand_in_order_without_repeats():
 def test_a_copy_of_the_fixed_form_gates_green_on_the_fix_lessons(tmp_path, capsys):
     copy = tmp_path / "upstream_fix"
     shutil.copytree(ROOT / "reference" / "fixed", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    assert main(["--impl", str(copy), "--lesson", "fixes"]) == 0
+    assert main(["--impl", str(copy), "--lesson", "fixes", "--quick"]) == 0  # the gate; deep: test_sim
     out = capsys.readouterr().out
     assert "fix lessons: 4 of 4 pass" in out
     assert max(len(line) for line in out.splitlines()) <= WIDTH
-    assert main(["--impl", str(copy)]) == 1  # the residual lessons: holes upstream's fixes leave
+    assert main(["--impl", str(copy), "--quick"]) == 1  # the residual lessons: holes upstream's fixes leave
     out = capsys.readouterr().out
     residual = len(RESIDUAL_LESSON_IDS)
     assert "residual lessons" in out and f"{residual} of {residual} fail" in out

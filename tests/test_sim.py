@@ -152,7 +152,8 @@ def test_same_plan_same_run() -> None:
 
 
 def test_search_shrinks_to_a_short_plan_and_replays(tmp_path: Path) -> None:
-    outcome = search(reference.buggy, PROFILES["failed-resurrect"], "upstream", seed=3, budget=5.0)
+    lesson = checked_by("failed-resurrect")
+    outcome = search(reference.buggy, PROFILES["failed-resurrect"], "upstream", 3, 5.0, lesson)
     assert outcome.verdict == "bug" and outcome.failing is not None
     assert len(outcome.failing.plan.steps) <= 3, outcome.failing.plan.steps
     text = timeline(outcome.failing)

@@ -20,8 +20,8 @@ from reference.transport.base import Frames, Handler, Reply, TransportError
 RANK_IP = "10.0.0.1"
 ADDR = f"{RANK_IP}:8998"
 KEY = f"{ADDR}_0_0_0"  # upstream's pool key for dp 0, cp 0, tp 0
-# The parallel info as the bootstrap server answers it (common/bootstrap_table.py): upstream's
-# PrefillServerInfo fields, so the upstream adapter (`--sglang`) builds this world too.
+# The parallel info as a bootstrap server answers it (`BootstrapTable._parallel_info`):
+# upstream's decode builds its `PrefillServerInfo` from exactly these keys.
 LAYOUT = {"attn_tp_size": 1, "attn_cp_size": 1, "dp_size": 1, "pp_size": 1, "page_size": 1,
           "kv_cache_dtype": "auto", "follow_bootstrap_room": True, "enable_dsa_cache_layer_split": False,
           "prefill_http_port": None, **dict.fromkeys(DECODE_SIDE)}  # fmt: skip

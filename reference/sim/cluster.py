@@ -146,10 +146,16 @@ class Cluster:
             self.tick()
             for request in requests:
                 self.poll(request)
+        for request in [r for r in requests if r in self.open]:  # a fault still in the way: end it
+            request.aborted = True
+            self.call(request.receiver.abort)
+            self.poll(request)
         self.run_cleanups()
 
     def drain(self) -> None:
-        """End everything: prefills back, delays due, every open request ended and cleared."""
+        """End everything: faults healed, prefills back, delays due, every open request ended
+        and cleared."""
+        self.net.heal()
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from reference.sim.invariants import checked_by
 from reference.sim.plan import Plan
+from reference.sim.profiles import PROFILES
 from reference.sim.report import timeline
 from reference.sim.run import run_plan
 from reference.variants import VariantError, load_impl
@@ -32,7 +34,7 @@ def replay_file(path: str, variant: ModuleType | None = None) -> int:
         return _error(f"{path}: not a simulation counterexample ({type(exc).__name__}: {exc})")
     except VariantError as exc:
         return _error(str(exc))
-    run = run_plan(module, plan)
+    run = run_plan(module, plan, checked_by(str(data["lesson"])) if data.get("lesson") in PROFILES else None)
     name = getattr(module, "__name__", "?")
     if run.violation is None:
         print(f"{data['lesson']}: {name}: the saved run no longer breaks {data['invariant']}: "

@@ -144,6 +144,11 @@ class MockNetwork:
         for callback in callbacks:
             callback(endpoint)
 
+    def is_bound(self, endpoint: str) -> bool:
+        """Whether a handler is bound at `endpoint` now (the upstream adapter's relays)."""
+        with self._lock:
+            return endpoint in self._endpoints
+
     def on_peer_gone(self, callback: Callable[[str], None]) -> None:
         """Call `callback(endpoint)` when the peer of a connected PUSH socket goes away."""
         with self._lock:
@@ -198,6 +203,12 @@ class MockNetwork:
             raise ValueError("delay needs a MockNetwork built with a clock")
         with self._lock:
             self._faults.append(_Fault("delay", count, endpoint, tag, seconds))
+
+    def heal(self) -> None:
+        """Forget every drop and delay rule not used yet, and every hold (held messages stay due)."""
+        with self._lock:
+            self._faults.clear()
+            self._held.clear()
 
     def hold(self, endpoint: str, until: float) -> None:
         """Hold every message to `endpoint` sent before `until` (clock time) until then (a pause)."""

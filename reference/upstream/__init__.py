@@ -39,7 +39,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound, wiring
+from reference.upstream import bound, deps, wiring
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -74,6 +74,12 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
         ("0.5.11", "bug", "the decode's PUSH sockets have no disconnect monitor (CommonKVReceiver._connect, "
          "common/conn.py:2739; only the prefill's CommonKVManager._connect watches, from 0.5.14): a stale "
          "send queues and the request ends on the waiting timeout (0.5.19+: 1 of 5 fail, before: 5 of 5)"),
+        ("0.5.15", "unknown", "CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
+         "(common/conn.py:1107 in 0.5.15) and send_metadata has no try (mooncake/conn.py:1909): once the "
+         "restarted rank's connection drops, the next send to it blocks the scheduler forever; the "
+         "adapter bounds it at 1 s (reference/upstream/zmq_wire.py) and the zmq.Again escapes upstream"),
+        ("0.5.16", "bug", "as from 0.5.11: CommonKVReceiver._connect no longer sets RECONNECT_IVL -1 "
+         "(common/conn.py:1318 in 0.5.16), the stale send queues"),
     ),
     "room-reuse": (
         ("0.5.11", "bug", "the status table and failure records are keyed by the room id alone: A's late "
@@ -151,6 +157,7 @@ def load_sglang(path: str, provoke: bool = False) -> Variant:
     """The variant for the sglang at PATH; raises `UpstreamError` with one line.
     `provoke`: the expectations of a run with `Options(provoke=True)`."""
     source = open_source(path)
+    deps.require(f"--sglang {source.label}")
     module = _variant_module(source, Path(path))
     return Variant(source.label, module, "ok", expectations(source.version, provoke))
 
@@ -171,6 +178,8 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     for component, builder in BUILDERS.items():
         try:
             cls, gaps = builder(load, triggers)
+        except deps.MissingDependency:
+            raise  # the whole load stops with its one line, never an `unknown` per lesson
         except (UpstreamError, NoStandIn) as exc:
             unavailable[component] = (
                 str(exc) if str(exc).startswith(("not present", source.label)) else (f"{source.label}: {exc}")

@@ -8,8 +8,10 @@ from transformers, which patches `logging.Logger`). A scenario needs those on it
 terms: the virtual clock, its transport, its `JumpLoop` and tick source. Upstream's own
 unit test does the same for one call (it patches `common.conn.time.time`).
 
-`install(module)` replaces the globals `time`, `requests`, `asyncio` and `logger` of a
-loaded module with the objects below. Each asks the calling thread's binding (set by
+`install(module)` replaces the globals `time`, `requests`, `asyncio`, `threading` and
+`logger` of a loaded module with the objects below (a thread upstream starts runs under
+its creator's binding; `time.sleep` and `GET /health` are the bound clock's and
+transport's, for upstream's own heartbeat loop). Each asks the calling thread's binding (set by
 the adapter with `bound(...)` around its calls into upstream code, and on the
 bootstrap server's thread for its whole life) and, where nothing is bound, does what
 the real module does. Everything else on them is the real module's attribute.
@@ -24,7 +26,7 @@ import logging
 import threading
 import time as real_time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -47,6 +49,7 @@ class Binding:
     # The keys this version's PrefillServerInfo has: the parallel info (GET /route with
     # every rank -1) is answered with those only, as that version's server would.
     info_fields: frozenset[str] | None = None
+    sleep: Callable[[float], None] | None = None  # upstream's time.sleep (the heartbeat's pace)
 
 
 def current() -> Binding:
@@ -75,6 +78,13 @@ class ClockedTime:
         now = current().now
         return now() if now is not None else real_time.time()
 
+    def sleep(self, seconds: float) -> None:
+        sleep = current().sleep
+        if sleep is not None:
+            sleep(seconds)
+        else:
+            real_time.sleep(seconds)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(real_time, name)
 
@@ -94,8 +104,12 @@ def _get(url: str, real: Callable[..., Any], **kwargs: Any) -> Any:
     if transport is None:
         return real(url, **kwargs)
     parts = urlsplit(url)
+    if parts.path == "/health":  # upstream's heartbeat probe: a dead prefill refuses the connection
+        if not transport.health(parts.netloc):
+            raise real_requests.ConnectionError(f"GET {url}: connection refused")
+        return _Response(200, "OK")
     if parts.path != "/route":
-        raise TransportError(f"the upstream adapter routes only GET /route, not GET {parts.path}")
+        raise TransportError(f"the upstream adapter routes only GET /route and /health, not GET {parts.path}")
     params = {key: int(value) for key, value in parse_qsl(parts.query)}
     try:
         reply = transport.get_route(parts.netloc, params)
@@ -163,6 +177,34 @@ class TickedAsyncio:
         return getattr(real_asyncio, name)
 
 
+class Stopped(BaseException):
+    """Raised by a bound `sleep` once the adapter stops the thread's owner: it ends one of
+    upstream's `while True` loops (its heartbeat) the way a process exit would."""
+
+
+class _BindingThread(threading.Thread):
+    """`threading.Thread` for a loaded module: the thread runs under its creator's binding
+    (upstream's heartbeat thread gets the scenario's clock and transport)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._binding = current()
+
+    def run(self) -> None:
+        _local.binding = self._binding
+        with suppress(Stopped):
+            super().run()
+
+
+class BindingThreading:
+    """`threading` for a loaded module: its `Thread` inherits the creator's binding."""
+
+    Thread = _BindingThread
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(threading, name)
+
+
 class OnceLogger(logging.LoggerAdapter):
     """The module's logger plus `warning_once` (sglang gets it from transformers)."""
 
@@ -181,6 +223,8 @@ def install(module: ModuleType) -> None:
     if not isinstance(getattr(module, "time", None), LoopTimeLike):
         module.time = ClockedTime()  # type: ignore[attr-defined]
     module.requests = TransportRequests()  # type: ignore[attr-defined]
+    if getattr(module, "threading", None) is threading:
+        module.threading = BindingThreading()  # type: ignore[attr-defined]
     if not isinstance(getattr(module, "asyncio", None), LoopTimeLike):
         module.asyncio = TickedAsyncio()  # type: ignore[attr-defined]
     logger = getattr(module, "logger", None)

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from reference.upstream.deps import MissingDependency, check_import
 from reference.upstream.errors import NoStandIn, UpstreamError
 from reference.upstream.source import UpstreamSource
 from reference.upstream.standins import StandIn, sglang_standins, stands_in_for_third_party
@@ -66,6 +67,7 @@ class UpstreamLoad:
         self.skipped: dict[str, list[tuple[int, str]]] = {}  # relpath -> (line, why) per statement
         self._index: dict[str, list[str]] | None = None
         self._standins = sglang_standins()
+        self._executing: list[str] = []  # the files executing now, innermost last
 
     # -- finding definitions by name ----------------------------------------------
     def where(self, name: str) -> list[str]:
@@ -129,6 +131,8 @@ class UpstreamLoad:
 
     def _spec(self, name: str) -> importlib.machinery.ModuleSpec | None:
         top = name.partition(".")[0]
+        # Never a stand-in for what the driven code calls (deps.py): one line instead.
+        check_import(top, self.source.label, self._executing[-1] if self._executing else None)
         if top != "sglang" and not stands_in_for_third_party(top):
             return None
         rel = None
@@ -155,6 +159,14 @@ class UpstreamLoad:
             tree = ast.parse(text, filename)
         except SyntaxError as exc:
             raise UpstreamError(f"{self.source.label}: sglang/{rel} does not parse here: {exc}") from None
+        self._executing.append(rel)
+        try:
+            self._run(module, rel, tree, filename)
+        finally:
+            self._executing.pop()
+        self.upstream[rel] = module
+
+    def _run(self, module: types.ModuleType, rel: str, tree: ast.Module, filename: str) -> None:
         flags = 0
         for stmt in tree.body:
             if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
@@ -163,10 +175,17 @@ class UpstreamLoad:
             code = compile(ast.Module([stmt], type_ignores=[]), filename, "exec", flags, dont_inherit=True)
             try:
                 exec(code, module.__dict__)
+            except MissingDependency:
+                raise
+            except ModuleNotFoundError as exc:  # a required package whose import fails
+                check_import((exc.name or "").partition(".")[0], self.source.label, rel, failed=True)
+                self._skip(rel, stmt.lineno, exc)
             except (Exception, NoStandIn) as exc:
-                text_of = " ".join(str(exc).split())[:200]
-                self.skipped.setdefault(rel, []).append((stmt.lineno, f"{type(exc).__name__}: {text_of}"))
-        self.upstream[rel] = module
+                self._skip(rel, stmt.lineno, exc)
+
+    def _skip(self, rel: str, line: int, exc: BaseException) -> None:
+        text_of = " ".join(str(exc).split())[:200]
+        self.skipped.setdefault(rel, []).append((line, f"{type(exc).__name__}: {text_of}"))
 
 
 class _Loader(importlib.abc.Loader):

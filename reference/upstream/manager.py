@@ -47,6 +47,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import types
+import weakref
 from collections import defaultdict
 from types import ModuleType
 from typing import Any
@@ -59,8 +61,10 @@ from reference.hooks import Hooks
 from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
 from reference.transport.base import Transport
-from reference.upstream.bound import bound
+from reference.upstream.bound import BindingThreading, Stopped, bound
+from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
+from reference.upstream.zmq_wire import Relays
 
 
 class ManagerAdapter:
@@ -72,7 +76,11 @@ class ManagerAdapter:
     _tracking_receiver: type  # upstream's (mooncake) receiver, made concrete
     _mori_cleanup: Any  # upstream mori's _cleanup_room_tracking, or None
     _triggers: Any  # wiring.Triggers of this loaded version
+    _label: str  # e.g. sglang-0.5.19
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
+    _upstream_heartbeat: bool  # upstream's own heartbeat loop runs (see start_heartbeat)
+    _inline_heartbeat: types.CodeType | None  # 0.5.11, 0.5.12: mooncake's inline loop
+    _inline_globals: dict[str, Any]
     kv_args: Any  # upstream: the decode rank's KV buffers, as its register frame reports them
     local_ip: str
     rank_port: int
@@ -114,10 +122,14 @@ class ManagerAdapter:
         self._node_failure = threading.local()  # which addr this thread is failing, if any
         self._stop = threading.Event()
         self._heartbeat: threading.Thread | None = None
+        self._sleeps = 0
+        self.relays = Relays(transport)  # the real endpoints upstream's PUSH sockets connect to
+        weakref.finalize(self, self.relays.close)  # a world that never closes its manager
 
     # -- hook points around upstream's methods ---------------------------------------
     def update_status(self, bootstrap_room: int, status: Any) -> None:
-        super().update_status(bootstrap_room, status)  # type: ignore[misc]
+        # The scenarios' KVPoll is an IntEnum; upstream's code gets upstream's own value.
+        super().update_status(bootstrap_room, self._status(status))  # type: ignore[misc]
         failing = getattr(self._node_failure, "addr", None)
         if failing is not None and status == KVPoll.Failed:
             self.hooks.fire("node_failure.after_room", failing, bootstrap_room)
@@ -128,6 +140,21 @@ class ManagerAdapter:
             super()._handle_node_failure(failed_bootstrap_addr)  # type: ignore[misc]
         finally:
             self._node_failure.addr = None
+
+    def _status(self, status: Any) -> Any:
+        return getattr(self._upstream.KVPoll, KVPoll(status).name)
+
+    def late_abort(self, bootstrap_room: int) -> None:
+        """A request's abort that lands after its room was cleared: upstream's own
+        `CommonKVReceiver.abort()` on a receiver of that room (its `__init__` is not
+        run again: that would re-open the room)."""
+        receiver: Any = object.__new__(self._tracking_receiver)
+        receiver.kv_mgr, receiver.bootstrap_room = self, bootstrap_room
+        receiver.bootstrap_addr = self.room_to_bootstrap_addr.get(bootstrap_room, _NO_ADDR)
+        receiver.conclude_state = receiver.init_time = receiver.bootstrap_infos = None
+        receiver.abort_notified = False
+        with bound(now=self.clock.now, transport=self.transport):
+            receiver.abort()
 
     # -- what receivers and the prefill lookup do to the manager -----------------------
     def add_prefill(self, bootstrap_addr: str, info: PrefillServerInfo | None = None) -> None:
@@ -185,55 +212,71 @@ class ManagerAdapter:
         finally:
             self.addr_to_rooms_tracker.cleanup_thread = None
 
-    # -- heartbeat: upstream's loop on the injected clock and transport ----------------
+    # -- heartbeat: upstream's own loop on the injected clock and transport ------------
     def start_heartbeat(self) -> None:
-        self._heartbeat = threading.Thread(target=self._heartbeat_loop, name="kv-heartbeat", daemon=True)
-        self._heartbeat.start()
+        """Upstream's own heartbeat loop, in its own thread, on the scenario's clock and
+        transport: `_start_heartbeat_checker_thread` where mooncake's decode starts it;
+        in 0.5.11 and 0.5.12, where the loop is a closure of mooncake's
+        `start_decode_thread` (which also starts the decode thread), that closure's own
+        code, made a function over this manager; the adapter's loop only where neither is."""
+        if hasattr(self, "_heartbeat_shutdown"):  # 0.5.23: the loop waits on this event
+            self._heartbeat_shutdown = _ClockedEvent(self.clock, self._stop)
+        before = set(threading.enumerate())
+        with bound(now=self.clock.now, transport=self.transport, sleep=self._heartbeat_sleep):
+            if self._upstream_heartbeat:
+                self._start_heartbeat_checker_thread()  # type: ignore[attr-defined]
+            elif self._inline_heartbeat is not None:
+                body = types.FunctionType(
+                    self._inline_heartbeat,
+                    self._inline_globals,
+                    "heartbeat_checker",
+                    None,
+                    (types.CellType(self),),
+                )
+                BindingThreading.Thread(target=body, name="heartbeat_checker", daemon=True).start()
+            else:
+                raise UpstreamError(f"{self._label}: no upstream heartbeat loop found")
+        started = [t for t in threading.enumerate() if t not in before]
+        self._heartbeat = started[0] if started else None
+
+    def _heartbeat_sleep(self, seconds: float) -> None:
+        """Upstream's `time.sleep(self.heartbeat_interval)` on the scenario's clock; a
+        round ended each time it sleeps again. Stopped: the loop ends (`bound.Stopped`)."""
+        self.heartbeat_rounds, self._sleeps = self._sleeps, self._sleeps + 1
+        if self.clock.wait(self._stop, seconds):
+            raise Stopped
 
     @property
     def heartbeat_alive(self) -> bool:
         return self._heartbeat is not None and self._heartbeat.is_alive()
-
-    def _heartbeat_loop(self) -> None:
-        while not self.clock.wait(self._stop, self.heartbeat_interval):
-            with self.connection_lock:
-                addresses = list(self.prefill_info_table)
-            for addr in addresses:
-                self._probe(addr)
-            self.heartbeat_rounds += 1
-
-    def _probe(self, addr: str) -> None:
-        if self.transport.health(addr):
-            self.heartbeat_failures[addr] = 0
-            on_success = getattr(self, "_on_heartbeat_success", None)
-            if on_success is not None:
-                on_success(addr)
-            else:  # 0.5.11, 0.5.12: mooncake's heartbeat thread prunes inline
-                _prune(self, addr)
-        else:
-            self.heartbeat_failures[addr] = self.heartbeat_failures.get(addr, 0) + 1
-        if self.heartbeat_failures.get(addr, 0) >= self.max_failures:
-            self._handle_node_failure(addr)  # not in a try, as upstream
-            with self.session_pool_lock:
-                self.session_pool.pop(addr, None)
 
     def close(self, timeout: float = 2.0) -> None:
         self._stop.set()
         self.clock.interrupt()
         if self._heartbeat is not None:
             self._heartbeat.join(timeout)
+        self.relays.close()
         context = getattr(self, "_zmq_ctx", None)
         if context is not None:
             context.term()
 
 
-def _prune(manager: Any, addr: str) -> None:
-    """What 0.5.11's and 0.5.12's mooncake heartbeat thread does after a successful
-    probe (adapter code: that thread does not run here): forget the address's rooms
-    that `request_status` no longer has."""
-    for room in set(manager.addr_to_rooms_tracker[addr]):
-        if room not in manager.request_status:
-            manager.addr_to_rooms_tracker[addr].discard(room)
+class _ClockedEvent:
+    """Upstream's `_heartbeat_shutdown` (a `threading.Event`, 0.5.23) on the scenario's
+    clock: `wait(seconds)` is the clock's wait, set by the manager's `close`."""
+
+    def __init__(self, clock: Clock, stop: threading.Event) -> None:
+        self.clock, self.stop = clock, stop
+
+    def is_set(self) -> bool:
+        return self.stop.is_set()
+
+    def set(self) -> None:
+        self.stop.set()
+        self.clock.interrupt()
+
+    def wait(self, seconds: float | None = None) -> bool:
+        return self.clock.wait(self.stop, seconds if seconds is not None else float("inf"))
 
 
 def _discard_without_the_lock(manager: Any, bootstrap_room: int) -> None:
@@ -332,10 +375,32 @@ def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, st
             "_tracking_receiver": _concrete(receiver),
             "_mori_cleanup": staticmethod(mori_cleanup) if mori_cleanup is not None else None,
             "_triggers": triggers,
+            "_label": load.source.label,
             "_info_fields": fields,
+            "_upstream_heartbeat": _calls(base, "start_decode_thread", "_start_heartbeat_checker_thread"),
+            "_inline_heartbeat": _closure(base, "start_decode_thread", "heartbeat_checker"),
+            "_inline_globals": getattr(getattr(base, "start_decode_thread", None), "__globals__", {}),
         },
     )
     return cls, gaps
+
+
+def _calls(cls: type, method: str, name: str) -> bool:
+    """Whether upstream's `cls.method` calls `self.name` (its code names it): mooncake's
+    decode starts `CommonKVManager._start_heartbeat_checker_thread` from 0.5.13; in 0.5.11
+    and 0.5.12 its heartbeat is a closure of `start_decode_thread` itself."""
+    code = getattr(getattr(cls, method, None), "__code__", None)
+    return code is not None and name in code.co_names
+
+
+def _closure(cls: type, method: str, name: str) -> types.CodeType | None:
+    """The code of the closure `name` that upstream's `cls.method` defines, if its only
+    free variable is `self` (mooncake's inline heartbeat in 0.5.11 and 0.5.12)."""
+    code = getattr(getattr(cls, method, None), "__code__", None)
+    for const in code.co_consts if code is not None else ():
+        if isinstance(const, types.CodeType) and const.co_name == name and const.co_freevars == ("self",):
+            return const
+    return None
 
 
 def _concrete(cls: type) -> type:

@@ -14,20 +14,23 @@ when every verdict is the expected one, 1 when one differs, 2 when one is an une
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from reference.cli import exit_code
-from reference.harness.lesson import Lesson, Options, run_lesson
+from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
 from reference.lessons import LESSONS
 from reference.oneline_args import OneLineParser
 from reference.upstream import FIRST_FIXED, RESIDUAL, _release, load_sglang
-from reference.upstream.decides import deciding_line
+from reference.upstream.coverage import Decision, decided, label
 
 OUT = Path(__file__).with_name("VERSIONS.md")
+OUT_JSON = Path(__file__).with_name("VERSIONS.json")
 HEADER = """# Every sglang release, every lesson
 
 Written by `bash ci/upstream.sh --all` (`python -m reference.upstream.matrix`); do not edit.
@@ -35,7 +38,11 @@ Each lesson runs on the mock transport against upstream's own classes loaded fro
 release's wheel (`reference/upstream/README.md`). *verdict* is what the scenario saw,
 *expected* what the release history says (`bug` before the fix, `ok` from the release
 with it, `latent` where the defect is in the code but upstream's own wiring does not
-trigger it); *decided by* is the line of the method the fix changed that decides it.
+trigger it); *decided by* is the line of the method the fix changed that decides it,
+and the run's line coverage says that line executed (`coverage.py`; per verdict, the
+upstream and adapter lines that ran are in `VERSIONS.json`). A verdict the adapter
+decided (that line did not run, or an adapter stand-in for upstream behaviour ran in a
+`bug` run) would be marked `adapter-decided`: none is.
 The residual lessons are the holes the four fixes leave open (`reference/hardened`
 closes them); their expectations, with the upstream line behind each, are
 `RESIDUAL` in `reference/upstream/__init__.py`, repeated below. `not present`: the
@@ -51,22 +58,43 @@ def wheels(directory: Path) -> list[Path]:
     return [found[v] for v in sorted(found, key=lambda v: (_release(v), v))]
 
 
-def run(directory: Path) -> tuple[list[Result], list[str]]:
-    results, rows = [], []
+def run(directory: Path) -> tuple[list[Result], list[str], list[dict[str, Any]]]:
+    """Every lesson on every wheel, under the coverage tracer (`coverage.py`): the
+    results, the table rows and, per verdict, what the run measured as deciding it."""
+    results, rows, measured = [], [], []
     for wheel in wheels(directory):
         variant = load_sglang(str(wheel))
         version = variant.name.removeprefix("sglang-")
         for lesson in [*fix_lessons(), *residual_lessons()]:
-            result = run_lesson(lesson, variant, Options())
+            result, decision = decided(lesson, variant, Options())
             results.append(result)
             mark = "" if result.as_expected else " **(differs)**"
-            decided = deciding_line(variant.module, lesson.id)
+            shown = label(result, decision)
+            if shown != result.verdict:
+                mark += f" **({shown}: {_why(decision)})**"
+            line = decision.deciding
             if result.verdict == "latent":
-                decided += f"; latent: {result.details.get('wiring', '')}"
+                line += f"; latent: {result.details.get('wiring', '')}"
             rows.append(
-                f"| {version} | {lesson.id} | `{result.verdict}`{mark} | `{result.expected}` | {decided} |"
+                f"| {version} | {lesson.id} | `{result.verdict}`{mark} | `{result.expected}` | {line} |"
             )
-    return results, rows
+            measured.append(
+                {
+                    "release": version,
+                    "lesson": lesson.id,
+                    "verdict": result.verdict,
+                    "label": shown,
+                    "expected": result.expected,
+                    "decided_by": decision.to_json(),
+                }
+            )
+    return results, rows, measured
+
+
+def _why(decision: Decision) -> str:
+    if not decision.deciding_ran:
+        return "the deciding line did not run"
+    return "adapter stand-in ran: " + ", ".join(decision.stand_ins)
 
 
 def fix_lessons() -> list[Lesson]:
@@ -107,11 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     default = os.environ.get("SGLANG_WHEELS", ".cache/sglang")
     parser.add_argument("--wheels", type=Path, default=Path(default), help="directory of sglang wheels")
     parser.add_argument("--out", type=Path, default=OUT, help="the Markdown file to write")
+    parser.add_argument("--json", type=Path, default=OUT_JSON, help="what decided each verdict, as JSON")
     args = parser.parse_args(argv)
     if not wheels(args.wheels):
         print(f"{parser.prog}: error: no sglang-*.whl in {args.wheels}", file=sys.stderr)
         return 2
-    results, rows = run(args.wheels)
+    results, rows, measured = run(args.wheels)
+    args.json.write_text("[\n" + ",\n".join(json.dumps(row) for row in measured) + "\n]\n")  # a row a line
     fixes, residual = [x.id for x in fix_lessons()], [x.id for x in residual_lessons()]
     detail = ["| release | lesson | verdict | expected | decided by |", "|---|---|---|---|---|", *rows]
     text = "\n".join(

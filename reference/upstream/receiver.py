@@ -14,14 +14,18 @@ Upstream code (run unchanged, from the wheel or tree), everything PR #36029 chan
   in `CommonKVReceiver`, those): upstream's own frames, upstream's own failure paths.
 
 Adapter code (this file), at the socket and data-plane boundary:
-- `_connect_to_bootstrap_server(info)` (upstream: a cached ZMQ PUSH socket) returns
-  the scenario transport's socket wrapped in `MooncakeWire`: it reads upstream's
-  mooncake frames (register: session, decode endpoint, KV base pointer, item length;
-  metadata: room, endpoint, session, int32 page indices, required answers) and sends
-  the same facts as the reference prefill's frames (`reference/wire.py`). It behaves
-  as ZMQ with `IMMEDIATE=0` (upstream's setting): a message to a peer that is gone
-  is queued, never delivered, and the send returns without error, so a request on a
-  stale cache entry ends in upstream's own waiting timeout;
+- `_connect_to_bootstrap_server(info)` (upstream: its own `_connect` to the rank's
+  endpoint) calls upstream's own `_connect`, unchanged, with the 127.0.0.1 endpoint of
+  that rank's relay (`zmq_wire.py`): the PUSH socket, its options and every error its
+  send raises are real and upstream's, so upstream's own `except zmq.ZMQError` decides
+  what a failed send does. After a send the socket accepted, the relay hands the
+  message on: `MooncakeWire` reads upstream's mooncake frames (register: session,
+  decode endpoint, KV base pointer, item length; metadata: room, endpoint, session,
+  int32 page indices, required answers) and the scenario's prefill gets the same facts
+  in the reference prefill's frames (`reference/wire.py`). A rank that is gone refuses
+  connections for real: with upstream's IMMEDIATE=0 the send queues silently and the
+  request ends in upstream's own waiting timeout; with `--sockets fail-fast` libzmq's
+  send raises `zmq.Again`;
 - each info dict upstream fetched gets our labels `tp_rank`, `cp_rank`, `region`
   (which part of the decode's KV memory that prefill rank writes), after upstream's
   fetch returned it; `MooncakeWire` adds that region's offset to the KV pointer;
@@ -40,26 +44,19 @@ from typing import Any
 
 from reference import wire
 from reference.status import KVPoll
-from reference.transport.base import PushSocket, TransportError
 from reference.upstream.bound import bound
 from reference.upstream.loader import UpstreamLoad
+from reference.upstream.zmq_wire import RealPush
 
 
 class MooncakeWire:
-    """A PUSH socket as ZMQ with IMMEDIATE=0 that reads upstream's mooncake frames and
-    sends the reference prefill's frames for the same message (see the module doc)."""
+    """Reads upstream's mooncake frames and writes the reference prefill's frames for the
+    same message (see the module doc); the socket is upstream's own (`zmq_wire.py`)."""
 
-    def __init__(self, sock: PushSocket, info: dict, memory: Any) -> None:
-        self.sock, self.info, self.memory = sock, info, memory
-        self.queued_undelivered = 0
+    def __init__(self, info: dict, memory: Any) -> None:
+        self.info, self.memory = info, memory
 
-    def send_multipart(self, frames: list[bytes]) -> None:
-        try:
-            self.sock.send(self._translated(frames))
-        except TransportError:
-            self.queued_undelivered += 1
-
-    def _translated(self, frames: list[bytes]) -> list[bytes]:
+    def translated(self, frames: list[bytes]) -> list[bytes]:
         text = [frame.decode("ascii", "replace") for frame in frames[:4]]
         endpoint = f"{text[1]}:{text[2]}" if len(frames) > 3 else ""
         if frames[0] == b"None" and len(frames) > 9:  # register: upstream frames 1-4 and 9
@@ -111,10 +108,13 @@ class ReceiverAdapter:
             info.update(tp_rank=tp, cp_rank=cp, region=self.target_cp_ranks.index(cp) * per_cp + in_cp)
         return info
 
-    def _connect_to_bootstrap_server(self, info: dict) -> tuple[MooncakeWire, Any]:
-        sock = self.kv_mgr.transport.connect(f"tcp://{info['rank_ip']}:{info['rank_port']}")
+    def _connect_to_bootstrap_server(self, info: dict) -> tuple[RealPush, Any]:
+        relays = self.kv_mgr.relays
+        relay = relays.relay(f"tcp://{info['rank_ip']}:{info['rank_port']}")
+        sock, lock = relays.connect(type(self), relay)  # upstream's own _connect, to the relay
         inbox = self.kv_mgr.inbox
-        return MooncakeWire(sock, info, inbox.memory if inbox is not None else None), sock.lock
+        frames = MooncakeWire(info, inbox.memory if inbox is not None else None)
+        return RealPush(sock, relay, frames.translated), lock
 
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
         with self._bound():

@@ -52,7 +52,11 @@ def _open(manager, room: int, state: str) -> None:
 
 
 def _late_failed(manager, room: int) -> None:
-    """What a late `abort()` does since PR #24522: record the failure, write Failed."""
+    """What a late `abort()` does since PR #24522: record the failure, write Failed (a
+    manager with its own `late_abort`, upstream's, runs its receiver's `abort()`)."""
+    own = getattr(manager, "late_abort", None)
+    if own is not None:
+        return own(room)
     manager.record_failure(room, "Aborted by AbortReq.")
     manager.update_status(room, KVPoll.Failed)
 

@@ -1,0 +1,321 @@
+"""Mutation of upstream's own code: does `--sglang` see a change to the code it judges?
+
+    python -m reference.upstream.mutate WHEEL [--out FILE] [--limit N]
+
+For the methods the four pull requests touched and their direct callers (`TARGETS`,
+each with the lesson that judges it), this makes one source tree per mutant from the
+wheel (`trees.py`) and runs that lesson on it. On a release with every fix (0.5.19,
+0.5.23) unmodified upstream is `ok` on the four fix lessons, so a mutant is *killed*
+when the verdict is anything else (`bug`, or `unknown` when the mutant breaks the run).
+
+Operators, on the AST of each target method (a mutant changes one node, written back
+as text at that node's place; nodes spanning lines are left alone):
+- the checker work's semantic ones: remove a lock (`with <...lock...>:` runs unlocked),
+  `==`/`is` swapped, delete a statement (`pass` in its place), move a guard (an `if`
+  test negated), weaken a reference (a held `create_task` result dropped, a `list(...)`
+  snapshot replaced by the live object);
+- mutmut's: comparison operators (`==`/`!=`, `<`/`<=`, `>`/`>=`, `in`/`not in`,
+  `is`/`is not`), `and`/`or`, `True`/`False`, an integer constant + 1.
+
+The report (Markdown) lists the kill rate and every survivor with its line, for the
+survivors table of `reference/upstream/MUTATION.md` (`ci/upstream_mutation.sh`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reference.lessons import LESSONS, Options, run_lesson
+from reference.upstream import load_sglang
+from reference.upstream.trees import DISAGG, make_tree
+
+# (classes in the MRO the adapter runs, most derived first, method) -> the lesson that
+# judges it: the first class that defines the method is the one mutated.
+RECEIVER, MANAGER = ("MooncakeKVReceiver", "CommonKVReceiver"), ("MooncakeKVManager", "CommonKVManager")
+TARGETS: dict[tuple[tuple[str, ...], str], str] = {
+    (MANAGER, "update_status"): "failed-resurrect",  # #24539
+    (RECEIVER, "abort"): "failed-resurrect",  # its caller
+    (MANAGER, "_handle_node_failure"): "live-set-race",  # #36351
+    (MANAGER, "_start_heartbeat_checker_thread"): "live-set-race",  # its caller
+    (RECEIVER, "_setup_bootstrap_infos"): "stale-bootstrap",  # #36029
+    (RECEIVER, "invalidate_cached_bootstrap_infos"): "stale-bootstrap",
+    (RECEIVER, "_check_waiting_timeout"): "stale-bootstrap",
+    (RECEIVER, "send_metadata"): "stale-bootstrap",
+    (RECEIVER, "_register_kv_args"): "stale-bootstrap",
+    (RECEIVER, "poll"): "stale-bootstrap",  # caller of _check_waiting_timeout
+    (("CommonKVBootstrapServer",), "_run_server"): "task-refs",  # #33048
+    (("DPDispatcher",), "start"): "task-refs",
+}
+_PAIRS = ((ast.Eq, ast.NotEq), (ast.Lt, ast.LtE), (ast.Gt, ast.GtE), (ast.In, ast.NotIn), (ast.Is, ast.IsNot))
+_SWAP: dict[type, type] = {**dict(_PAIRS), **{b: a for a, b in _PAIRS}}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    file: str  # relative to sglang/srt/disaggregation/
+    target: str  # Class.method
+    line: int
+    operator: str
+    before: str  # the source line
+    text: str  # the whole mutated file
+    lesson: str
+
+
+def _segment(lines: list[str], node: ast.AST) -> tuple[int, int, int] | None:
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    if start is None or start != end:
+        return None
+    return start, node.col_offset, node.end_col_offset  # type: ignore[attr-defined, return-value]
+
+
+def _splice(lines: list[str], where: tuple[int, int, int], text: str) -> str:
+    line, col, end = where
+    out = list(lines)
+    raw = out[line - 1].encode()
+    out[line - 1] = (raw[:col] + text.encode() + raw[end:]).decode()
+    return "".join(out)
+
+
+def _replace_lines(lines: list[str], node: ast.stmt, text: str) -> str:
+    indent = lines[node.lineno - 1][: node.col_offset]
+    end = node.end_lineno or node.lineno
+    return "".join([*lines[: node.lineno - 1], f"{indent}{text}\n", *lines[end:]])
+
+
+def _expression_mutants(lines: list[str], node: ast.AST) -> Iterator[tuple[str, str]]:
+    where = _segment(lines, node)
+    if where is None:
+        return
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op = type(node.ops[0])
+        swaps = [(_SWAP[op], f"{op.__name__} -> {_SWAP[op].__name__}")] if op in _SWAP else []
+        if op is ast.Eq:
+            swaps.append((ast.Is, "== -> is"))
+        if op is ast.Is:
+            swaps.append((ast.Eq, "is -> =="))
+        for new, name in swaps:
+            mutated = copy.deepcopy(node)
+            mutated.ops = [new()]
+            yield name, _splice(lines, where, ast.unparse(mutated))
+    elif isinstance(node, ast.BoolOp):
+        boolop = copy.deepcopy(node)
+        boolop.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "and <-> or", _splice(lines, where, ast.unparse(boolop))
+    elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        yield "True <-> False", _splice(lines, where, repr(not node.value))
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        yield "int + 1", _splice(lines, where, repr(node.value + 1))
+    elif (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "list"
+        and len(node.args) == 1
+    ):  # fmt: skip
+        yield "weaken: list(x) -> x", _splice(lines, where, ast.unparse(node.args[0]))
+
+
+def _statement_mutants(lines: list[str], node: ast.stmt) -> Iterator[tuple[str, str]]:
+    header = lines[node.lineno - 1]
+    if isinstance(node, ast.With) and "lock" in ast.unparse(node.items[0].context_expr).lower():
+        indent = header[: node.col_offset]
+        yield (
+            "remove a lock",
+            "".join([*lines[: node.lineno - 1], f"{indent}if True:\n", *lines[node.lineno :]]),
+        )
+        return
+    if isinstance(node, ast.If) and node.test.lineno == node.lineno and node.test.end_lineno == node.lineno:
+        test = _segment(lines, node.test)
+        if test is not None:
+            yield "move a guard: if not", _splice(lines, test, f"not ({ast.unparse(node.test)})")
+        return
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and "create_task" in ast.unparse(node.value)
+    ):
+        yield "weaken: drop the held task", _replace_lines(lines, node, ast.unparse(node.value))
+    if isinstance(node, (ast.Expr, ast.Assign, ast.AugAssign, ast.Return, ast.Delete)):
+        yield "delete a statement", _replace_lines(lines, node, "pass")
+
+
+def mutants(text: str, file: str, cls: str, method: str, lesson: str) -> Iterator[Mutant]:
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    for klass in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls):
+        for function in klass.body:
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function.name == method:
+                for node in ast.walk(function):
+                    if node is function:
+                        continue
+                    found = (
+                        _statement_mutants(lines, node) if isinstance(node, ast.stmt)
+                        else _expression_mutants(lines, node)
+                    )  # fmt: skip
+                    for operator, mutated in found:
+                        line = getattr(node, "lineno", 0)
+                        before = lines[line - 1].strip()
+                        yield Mutant(file, f"{cls}.{method}", line, operator, before, mutated, lesson)
+
+
+def all_mutants(wheel: Path) -> list[Mutant]:
+    found: list[Mutant] = []
+    with zipfile.ZipFile(wheel) as archive:
+        files = {n[len(DISAGG) :]: archive.read(n).decode() for n in archive.namelist()
+                 if n.startswith(DISAGG) and n.endswith(".py")}  # fmt: skip
+    for (classes, method), lesson in TARGETS.items():
+        for cls in classes:
+            defined = [(f, t) for f, t in sorted(files.items()) if _defines(t, cls, method)]
+            if defined:
+                file, text = defined[0]
+                found += list(mutants(text, file, cls, method, lesson))
+                break
+    return found
+
+
+def _defines(text: str, cls: str, method: str) -> bool:
+    if f"class {cls}(" not in text and f"class {cls}:" not in text:
+        return False
+    for klass in (n for n in ast.parse(text).body if isinstance(n, ast.ClassDef) and n.name == cls):
+        if any(
+            isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name == method for f in klass.body
+        ):
+            return True
+    return False
+
+
+FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+
+
+def judge(wheel: Path, mutant: Mutant, root: Path) -> str:
+    """The mutant's lesson first; if that stays `ok`, the other three fix lessons (a
+    mutant one PR's lesson misses may break what another's reads). `ok`: survived."""
+    tree = make_tree(wheel, root)
+    (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
+    try:
+        variant = load_sglang(str(tree))
+    except Exception as exc:  # a mutant the loader cannot load at all
+        return f"unknown ({type(exc).__name__})"
+    for lesson in [mutant.lesson, *(x for x in FIX_LESSONS if x != mutant.lesson)]:
+        verdict = run_lesson(LESSONS[lesson], variant, Options()).verdict
+        if verdict != "ok":
+            return verdict if lesson == mutant.lesson else f"{verdict}({lesson})"
+    return "ok"
+
+
+# A survivor that cannot change behaviour: (how its line starts, why).
+EQUIVALENT = (('"""', "a docstring"), ("logger.", "logging only"), ('f"', "a log message's text"))
+# Why a non-equivalent survivor lives, by what the mutant removed or changed.
+REASONS = (
+    ("remove a lock", "the lesson's interleaving is scripted by a hook (one order), so a removed "
+     "lock is never contended; `--sglang --explore` explores it"),
+    ("connection_pool", "stale-bootstrap's cache entry: the judging lesson does not read it"),
+    ("record_failure", "the failure record: failure-records' concern, not the judging lesson's"),
+    ("disconnect_endpoint", "socket teardown: restart-recovery's concern"),
+    ("abort_notif", "the abort notification to the prefill: no lesson reads it"),
+)  # fmt: skip
+
+
+def classify(mutant: Mutant) -> str:
+    """`equivalent: why` or the reason a non-equivalent survivor lives."""
+    if mutant.operator in ("== -> is", "is -> ==") and (
+        "None" in mutant.before or "KVPoll." in mutant.before
+    ):
+        return "equivalent: upstream's statuses are small ints, None a singleton: `==` and `is` agree"
+    for start, why in EQUIVALENT:
+        if mutant.operator == "delete a statement" and mutant.before.startswith(start):
+            return f"equivalent: {why}"
+    for needle, why in REASONS:
+        if needle in mutant.operator or needle in mutant.before:
+            return why
+    return f"not observed by {mutant.lesson}"
+
+
+def _verdicts(log: list[str]) -> dict[int, str]:
+    """index -> verdict from a run's log lines (`index/total verdict target op`)."""
+    verdicts = {}
+    for line in log:
+        head = line.split(maxsplit=2)
+        if len(head) == 3 and "/" in head[0] and head[0].split("/")[0].isdigit():
+            verdicts[int(head[0].split("/")[0]) - 1] = head[1]
+    return verdicts
+
+
+def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
+    """The Markdown of one release from a run's log (`index/total verdict target op`):
+    the report, killed, non-equivalent judged, equivalent survivors."""
+    found = all_mutants(wheel)
+    verdicts = _verdicts(log)
+    judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
+    survivors = [(m, classify(m)) for m, v in judged if v == "ok"]
+    equivalent = sum(why.startswith("equivalent") for _, why in survivors)
+    killed = len(judged) - len(survivors)
+    scored = len(judged) - equivalent
+    release = wheel.name.split("-")[1]
+    rate = 100 * killed / max(scored, 1)
+    lines = [
+        f"## sglang-{release}",
+        "",
+        f"{len(judged)} of {len(found)} mutants judged; {killed} killed, {len(survivors)} survived, of which "
+        f"{equivalent} equivalent: **{killed} of {scored} non-equivalent mutants killed ({rate:.1f}%)**.",
+        "",
+        "| survivor | operator | line | lesson | why it lives |",
+        "|---|---|---|---|---|",
+        *(f"| {m.target} ({m.file}:{m.line}) | {m.operator} | `{m.before.replace('|', '/')[:70]}` "
+          f"| {m.lesson} | {why} |" for m, why in survivors),
+        "",
+    ]  # fmt: skip
+    return "\n".join(lines), killed, scored, equivalent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reference.upstream.mutate", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("wheel", type=Path)
+    parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
+    parser.add_argument("--limit", type=int, default=0, help="judge only the first N mutants (0: all)")
+    parser.add_argument(
+        "--from-log", type=Path, default=None, help="summarize a run's log instead of running"
+    )
+    parser.add_argument(
+        "--resume", type=Path, default=None, help="keep the kills of this log, judge the rest"
+    )
+    parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
+    args = parser.parse_args(argv)
+    if args.from_log is not None:
+        text = summarize(args.wheel, args.from_log.read_text().splitlines())[0]
+        if args.out:
+            args.out.write_text(text)
+        print(text)
+        return 0
+    found = all_mutants(args.wheel)
+    if args.limit:
+        found = found[: args.limit]
+    earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
+    log: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
+        for index, mutant in enumerate(found):
+            verdict = earlier.get(index, "ok")
+            if verdict == "ok":  # not judged yet, or survived its own lesson only
+                verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
+            log.append(
+                f"{index + 1}/{len(found)} {verdict:8} {mutant.target}:{mutant.line} {mutant.operator}"
+            )
+            print(log[-1], file=sys.stderr, flush=True)
+    if args.log:
+        args.log.write_text("\n".join(log) + "\n")
+    text = summarize(args.wheel, log)[0]
+    if args.out:
+        args.out.write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""Real pyzmq sockets between upstream's receivers and the scenario's prefill.
+
+Upstream's decode sends every frame through a PUSH socket its own `_connect` makes
+(class-level cache, its own options: LINGER 0, and from 0.5.17 SNDTIMEO from
+`SGLANG_DISAGGREGATION_ZMQ_SEND_TIMEOUT`; IMMEDIATE left at 0). The adapter calls that
+`_connect` unchanged, so the socket, its options and every error its `send_multipart`
+raises are real and upstream's: a `zmq.ZMQError` after a send reaches upstream's own
+`except zmq.ZMQError`, whatever that release does there.
+
+What the adapter adds is where that socket connects: each prefill rank endpoint of the
+scenario's transport (a mock endpoint such as `tcp://10.0.0.1:41000`) gets a real
+endpoint on 127.0.0.1, a `Relay`:
+
+- while the scenario's rank is bound, a real PULL socket; after each send that upstream's
+  socket accepted, the relay takes that message off the PULL (bounded wait) and hands
+  it, in the reference prefill's frames (`receiver.MooncakeWire`), to the scenario's
+  transport on the sender's thread, so the mock world stays deterministic;
+- once the rank is gone (the transport's peer-gone callback, or never bound), a TCP
+  socket bound to the same port that never listens: it refuses every connection. A PUSH
+  socket with IMMEDIATE=0 (upstream's) queues to it silently; with IMMEDIATE=1 (the
+  `fail-fast` option, `reference/transport/sockets.py`) its send blocks for the send
+  timeout and raises `zmq.Again`, both from libzmq itself. Before a relay refuses a
+  fail-fast socket, it waits (bounded) until libzmq reports that socket no longer
+  writable (`EVENTS`, read under upstream's own socket lock): its pipe to the closed
+  relay is gone, so which send fails does not depend on thread timing.
+
+Two options the adapter sets on upstream's sockets, as the context's defaults for the
+socket `_connect` creates (never after its `connect`; upstream's own setting wins):
+- SNDTIMEO where a release sets none (before 0.5.17): 1 s, upstream's own value from
+  0.5.17 (0.5 s with `fail-fast`). Without it, a send with no pipe left blocks forever:
+  0.5.13 to 0.5.16 also set RECONNECT_IVL -1, so once a restarted rank's connection
+  drops, the next send to it would hang the scheduler (what #31144 bounded in 0.5.17);
+  here it raises `zmq.Again` after the bound, into upstream's own `except`;
+- IMMEDIATE=1 with `fail-fast` (an option of this repository, not upstream's).
+
+`close()` closes the relays, the monitors and the PUSH sockets the adapter had
+upstream's `_connect` make (popping them from upstream's class-level cache): nothing
+outlives the scenario's manager (the manager's `close`, or its garbage collection for a
+world that never closes it, such as an exploration's).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from reference.transport.base import PushSocket, TransportError
+from reference.transport.sockets import FAIL_FAST, UPSTREAM
+
+Translate = Callable[[list[bytes]], list[bytes]]
+WAIT_MS = 2000  # a message upstream's socket accepted reaches a live relay within this
+POLL_MS = 5  # how often a refusing relay re-reads a fail-fast socket's writability
+_MONITORS = itertools.count()
+_CONNECTED = zmq.EVENT_CONNECTED
+_DISCONNECTED = zmq.EVENT_DISCONNECTED
+
+
+class Relay:
+    """The real 127.0.0.1 endpoint behind one of the scenario's rank endpoints."""
+
+    def __init__(
+        self, ctx: zmq.Context, endpoint: str, scenario_sock: PushSocket, alive: bool, immediate: bool
+    ) -> None:
+        self.scenario_endpoint, self.scenario_sock, self.immediate = endpoint, scenario_sock, immediate
+        self.pull: zmq.Socket | None = ctx.socket(zmq.PULL)
+        self.pull.setsockopt(zmq.LINGER, 0)
+        self.port = self.pull.bind_to_random_port("tcp://127.0.0.1")
+        self.endpoint = f"tcp://127.0.0.1:{self.port}"
+        self.refuser: socket.socket | None = None
+        self.pushes: list[tuple[zmq.Socket, Any, zmq.Socket]] = []  # upstream's PUSH, its lock, a monitor
+        self.undelivered = 0  # accepted by upstream's socket, never handed on (no live peer)
+        self.lock = threading.Lock()
+        if not alive:
+            self.refuse()
+
+    @property
+    def alive(self) -> bool:
+        return self.pull is not None
+
+    def watch(self, push: zmq.Socket, lock: Any) -> None:
+        """Monitor upstream's PUSH socket for this endpoint (connects, disconnects);
+        `lock`: upstream's own lock for that socket."""
+        with self.lock:
+            if all(known is not push for known, _, _ in self.pushes):
+                # A unique address: pyzmq's default names the socket's fd, which a closed
+                # socket's monitor may still hold (its events would arrive here).
+                addr = f"inproc://relay-monitor-{next(_MONITORS)}"
+                self.pushes.append((push, lock, push.get_monitor_socket(_CONNECTED | _DISCONNECTED, addr)))
+
+    def forward(self, translate: Translate) -> None:
+        """After upstream's socket accepted one message: hand it to the scenario."""
+        with self.lock:
+            pull = self.pull
+            if pull is None or not pull.poll(WAIT_MS):
+                self.undelivered += 1  # queued in upstream's socket for a peer that is gone
+                return
+            frames = pull.recv_multipart()
+        try:
+            self.scenario_sock.send(translate(frames))
+        except TransportError:
+            self.undelivered += 1
+
+    def refuse(self) -> None:
+        """The rank is gone: nothing accepts at this port from now on."""
+        with self.lock:
+            if self.pull is None:
+                return
+            self.pull.close(linger=0)
+            self.pull = None
+            refuser = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            refuser.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                refuser.bind(("127.0.0.1", self.port))  # bound, never listening: connections are refused
+                self.refuser = refuser
+            except OSError:
+                refuser.close()
+            if self.immediate:  # IMMEDIATE=0 queues whether or not a pipe is left: no wait
+                for push, lock, monitor in self.pushes:
+                    _await_unwritable(push, lock, monitor)
+
+    def close(self) -> None:
+        with self.lock:
+            if self.pull is not None:
+                self.pull.close(linger=0)
+                self.pull = None
+            if self.refuser is not None:
+                self.refuser.close()
+                self.refuser = None
+            for push, _lock, monitor in self.pushes:
+                push.disable_monitor()
+                monitor.close(linger=0)
+            self.pushes.clear()
+
+
+def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> None:
+    """Block (bounded) until libzmq would no longer take a message on `push` (IMMEDIATE=1:
+    its pipe to the closed relay is gone). `EVENTS` is read under upstream's own socket
+    lock; the monitor's connect/disconnect events wake the wait."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    for _ in range(WAIT_MS // POLL_MS):
+        with lock:
+            if not int(push.getsockopt(zmq.EVENTS)) & zmq.POLLOUT:
+                return
+        if monitor.poll(POLL_MS):
+            recv_monitor_message(monitor)
+
+
+class RealPush:
+    """Upstream's own PUSH socket; after a send it accepted, the relay hands the message
+    on. Every other attribute is the socket's."""
+
+    def __init__(self, sock: zmq.Socket, relay: Relay, translate: Translate) -> None:
+        self.sock, self.relay, self.translate = sock, relay, translate
+
+    def send_multipart(self, frames: list[bytes], *args: Any, **kwargs: Any) -> Any:
+        sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
+        self.relay.forward(self.translate)
+        return sent
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.sock, name)
+
+
+class Relays:
+    """One manager's relays, by scenario endpoint, and the sockets upstream made for them."""
+
+    def __init__(self, transport: Any) -> None:
+        self.transport = transport
+        self.ctx = _context()
+        self.by_scenario: dict[str, Relay] = {}
+        self.made: list[tuple[Any, str]] = []  # (upstream's receiver class, endpoint) per socket
+        self.lock = threading.Lock()
+        self.fail_fast = bool(getattr(transport, "immediate", False))
+        on_peer_gone = getattr(transport, "on_peer_gone", None)
+        if on_peer_gone is not None:
+            on_peer_gone(self._gone)
+
+    def relay(self, scenario_endpoint: str) -> Relay:
+        # Every upstream connect asks the scenario's transport first, so a connect fault it
+        # injects (EMFILE: a `zmq.ZMQError`) is raised where upstream's `_connect` would
+        # raise it; outside the lock, as a scenario's connect hook may run a whole request.
+        sock = self.transport.connect(scenario_endpoint)  # also arms its peer-gone callback
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+        if relay is not None:
+            return relay
+        is_bound = getattr(self.transport, "is_bound", None)
+        alive = True if is_bound is None else bool(is_bound(scenario_endpoint))
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+            if relay is None:
+                relay = self.by_scenario[scenario_endpoint] = Relay(
+                    self.ctx, scenario_endpoint, sock, alive, self.fail_fast
+                )
+            return relay
+
+    def connect(self, cls: Any, relay: Relay, is_ipv6: bool = False) -> tuple[zmq.Socket, Any]:
+        """Upstream's own `cls._connect` to the relay; fail-fast's defaults on its context."""
+        ctx: zmq.Context = cls._ctx
+        with self.lock:
+            fresh = relay.endpoint not in cls._socket_cache
+            saved = dict(ctx.sockopts)
+            if fresh:
+                # Where upstream sets no SNDTIMEO (before 0.5.17), a send with no pipe left
+                # (0.5.13 to 0.5.16 also set RECONNECT_IVL -1) blocks forever: bounded here.
+                timeout = FAIL_FAST.send_timeout if self.fail_fast else UPSTREAM.send_timeout
+                ctx.setsockopt(zmq.SNDTIMEO, int(timeout * 1000))
+            if fresh and self.fail_fast:
+                ctx.setsockopt(zmq.IMMEDIATE, 1)
+            try:
+                sock, lock = cls._connect(relay.endpoint, is_ipv6)
+            finally:
+                ctx.sockopts.clear()
+                ctx.sockopts.update(saved)
+            if fresh:
+                self.made.append((cls, relay.endpoint))
+        relay.watch(sock, lock)
+        return sock, lock
+
+    def _gone(self, scenario_endpoint: str) -> None:
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+        if relay is not None:
+            relay.refuse()
+
+    @property
+    def undelivered(self) -> int:
+        return sum(relay.undelivered for relay in self.by_scenario.values())
+
+    def close(self) -> None:
+        with self.lock:
+            relays, made = list(self.by_scenario.values()), list(self.made)
+            self.by_scenario.clear()
+            self.made.clear()
+        for relay in relays:
+            relay.close()
+        for cls, endpoint in made:
+            with cls._global_lock:
+                sock = cls._socket_cache.pop(endpoint, None)
+                getattr(cls, "_socket_locks", {}).pop(endpoint, None)
+            if sock is not None:
+                sock.close(linger=0)
+
+
+_CTX: list[zmq.Context] = []
+
+
+def _context() -> zmq.Context:
+    """The relays' context, one per process (as upstream's class-level one): a manager's
+    sockets are closed by `Relays.close`, the context lives as long as upstream's does."""
+    if not _CTX:
+        _CTX.append(zmq.Context())
+    return _CTX[0]

@@ -1,0 +1,82 @@
+"""Upstream's receivers send through real pyzmq PUSH sockets that upstream's own
+`_connect` made (`reference/upstream/zmq_wire.py`); upstream's own heartbeat loop runs
+on the scenario's clock (`reference/upstream/manager.py`).
+
+Measured on the 0.5.19 wheel: the cached socket is a `zmq.Socket` with upstream's
+options (LINGER 0, SNDTIMEO 1000 ms, IMMEDIATE 0) or, with `--sockets fail-fast`,
+IMMEDIATE 1; a fail-fast send to a restarted rank raises libzmq's `zmq.Again` inside
+upstream's `send_metadata`, whose own `except zmq.ZMQError` fails the request and
+invalidates its cache entry; closing the world closes every socket it made."""
+
+from __future__ import annotations
+
+import zmq
+from upstream_wheels import wheel
+
+from reference.lessons.stale_bootstrap.check_world import check_world
+from reference.status import KVPoll
+from reference.upstream import load_sglang
+
+
+def _variant(version: str = "0.5.19"):
+    return load_sglang(str(wheel(version))).module
+
+
+def _sockets(world) -> list[zmq.Socket]:
+    relays = world.manager.relays
+    cache = world.variant.KVReceiver._socket_cache
+    return [cache[relay.endpoint] for relay in relays.by_scenario.values() if relay.endpoint in cache]
+
+
+def test_upstreams_own_connect_makes_a_real_socket_with_its_options() -> None:
+    variant = _variant()
+    with check_world(variant, "upstream") as world:
+        done = world.request()
+        assert done.status == KVPoll.Success
+        (sock,) = _sockets(world)
+        assert isinstance(sock, zmq.Socket) and sock.type == zmq.PUSH
+        assert (sock.getsockopt(zmq.LINGER), sock.getsockopt(zmq.SNDTIMEO)) == (0, 1000)
+        assert sock.getsockopt(zmq.IMMEDIATE) == 0
+    assert sock.closed
+
+
+def test_fail_fast_send_raises_zmq_again_into_upstreams_except() -> None:
+    variant = _variant()
+    with check_world(variant, "fail-fast") as world:
+        world.request()
+        (sock,) = _sockets(world)
+        assert sock.getsockopt(zmq.IMMEDIATE) == 1
+        cached = world.ports()
+        receiver = world.open()  # a cache hit on the live generation
+        world.prefills[0].restart()  # its rank ports go away: the relay now refuses
+        world.send(receiver)
+        assert KVPoll(receiver.poll()) == KVPoll.Failed
+        reason = world.manager.failure_records[receiver.bootstrap_room]
+        assert reason.startswith("send_metadata to prefill"), reason  # upstream's own except
+        assert not world.stale([p for ports in cached.values() for p in ports])  # invalidated
+
+
+def test_upstream_sockets_queue_to_a_gone_rank_silently() -> None:
+    variant = _variant()
+    with check_world(variant, "upstream") as world:
+        world.request()
+        receiver = world.open()
+        world.prefills[0].restart()
+        world.send(receiver)  # IMMEDIATE=0: libzmq queues, no error
+        assert KVPoll(receiver.poll()) != KVPoll.Failed
+        assert world.manager.relays.undelivered == 1
+
+
+def test_upstreams_own_heartbeat_loop_runs() -> None:
+    variant = _variant()
+    with check_world(variant, "upstream") as world:
+        world.manager.start_heartbeat()
+        thread = world.manager._heartbeat
+        assert thread is not None and thread.is_alive()
+        target = thread._target  # upstream's closure, from the wheel
+        assert target.__code__.co_filename.startswith("<sglang-0.5.19>/sglang/srt/disaggregation/common/")
+        world.clock.wait_for_sleepers(1)
+        world.clock.advance(world.manager.heartbeat_interval * 3)
+        assert world.manager.heartbeat_rounds >= 2
+    thread.join(2)
+    assert not thread.is_alive()
