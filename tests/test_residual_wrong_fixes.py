@@ -93,8 +93,9 @@ NOT_CAUGHT_YET = {
 }
 # A catch counts only if the variant the wrong fix changes holds the same check
 # (`reference.hardened`, at SIM_BUDGET); a lesson where it does not is listed here, and
-# its hardened run marked xfail (the simulation once failed hardened on restart-recovery).
-BASE_FAILS = {"room-reuse": "the simulation fails reference.hardened itself (whole-state-bound)"}
+# its hardened run marked xfail (the simulation once failed hardened on restart-recovery,
+# then on room-reuse).
+BASE_FAILS: dict[str, str] = {}
 CASES = [
     pytest.param(
         lesson_id,

@@ -136,7 +136,7 @@ def test_right_fix_is_ok_on_every_check(home, module, lesson_id):
 
 # Lessons whose deep checks fail the right fixes' own base (`reference.fixed` or
 # `reference.hardened`) at DEEP_BUDGET: a right fix built on it cannot hold them either.
-DEEP_BASE_FAILS = {"room-reuse": "the simulation fails reference.hardened itself (whole-state-bound)"}
+DEEP_BASE_FAILS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
