@@ -31,6 +31,8 @@ def share_of(lesson: str) -> float:
     from reference.explore import PROPERTIES
 
     return SHARE if any(p.claimed for p in PROPERTIES.get(lesson, ())) else 1.0
+
+
 NEEDS = ("KVManager", "KVReceiver", "KVManager.update_status", "KVManager._cleanup_room_tracking",
          "KVReceiver.init", "KVReceiver.send_metadata", "KVReceiver.poll", "KVReceiver.clear")  # fmt: skip
 
