@@ -83,7 +83,6 @@ NOT_CAUGHT_YET = {
     ("failure-records", "record_for_cleared"),
     ("failure-records", "clear_keeps_record"),
     ("failure-records", "clear_keeps_tracking"),
-    ("failure-records", "reason_after_clear"),
     ("stale-tracker", "unlocked_identity_check"),
     ("supervised-loops", "restart_without_backoff"),
     ("supervised-loops", "restart_after_return"),

@@ -256,7 +256,14 @@ class Cluster:
         ending = request.receiver.clear
         if status == KVPoll.Failed and hasattr(request.receiver, "failure_exception"):
             ending = partial(_failure_exception, request.receiver)
-        self._attributed(request, ending, "clear")
+        recorded = self.managers[request.manager].failure_records.get(request.room)
+        taken = self._attributed(request, ending, "clear")
+        if status == KVPoll.Failed and recorded and taken is not None and recorded not in str(taken):
+            self.broke("failure-reason-kept", f"room {request.room} failed with the reason {recorded!r} "
+                       f"recorded; its exception says {str(taken)!r}")  # fmt: skip
+        self._ended(request)
+
+    def _ended(self, request: Request) -> None:
         self.open.remove(request)
         self.ended.append(request)
         self.cleared.add((request.manager, request.room))
@@ -267,6 +274,13 @@ class Cluster:
         request.aborted = True
         self._attributed(request, request.receiver.abort, "abort")
         self._check_failed_visible(request.manager, request.room)
+
+    def abort_clear(self, request: Request) -> None:
+        """The scheduler aborts an open request and drops it at once: abort(), then clear()."""
+        self.abort(request)
+        self.note(f"decode {request.manager}", f"clear room {request.room} (aborted)")
+        self._attributed(request, request.receiver.clear, "clear")
+        self._ended(request)
 
     # -- concurrent writers ---------------------------------------------------------------------------
     def fail_open(self, request: Request) -> None:

@@ -96,6 +96,11 @@ _ALL = (
         f"HARDEN(room-reuse), {AFTER_24539}: transfer statuses count only after the metadata",
     ),
     Invariant(
+        "failure-reason-kept", "failure-records",
+        "a failed request's exception carries the reason recorded for it",
+        f"HARDEN(failure-records), {AFTER_24539}: failure_exception takes the reason, then clears",
+    ),
+    Invariant(
         "restart-recovered", "restart-recovery",
         "in a run whose only faults are prefill restarts, no request opened after a restart fails",
         f"HARDEN(restart-recovery), {AFTER_36029}: no request after the registration may fail",

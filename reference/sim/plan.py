@@ -33,6 +33,7 @@ FAULTS = {
     "fail_open": "the decode-status thread writes Failed for an open room",
     "late_failed": "a late Failed for an ended, cleared room (decode-status thread, node failure)",
     "late_abort": "a late abort() of an ended, cleared request",
+    "abort_clear": "the scheduler aborts an open request and clears it at once (abort(), then clear())",
     "reuse": "a new request reuses the room id of an ended one",
     "restart_new": "a prefill restarts behind its bootstrap address on new ports",
     "restart_same": "a prefill restarts behind its bootstrap address on the same ports",

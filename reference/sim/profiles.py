@@ -23,7 +23,9 @@ PROFILES: dict[str, Profile] = {
     "failure-records": Profile(
         (*EVERYDAY, "late_abort", "late_failed", "delay_status", "pause", "fail_open")
     ),
-    "room-reuse": Profile((*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause")),
+    "room-reuse": Profile(
+        (*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause", "fail_open")
+    ),
     "restart-recovery": Profile(("restart_new", "restart_same", "latency", "gc", "timeout")),
     "stale-tracker": Profile((*EVERYDAY, "race_cleanup_late", "restart_new")),
 }

@@ -79,7 +79,7 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         _poll_all(c, a)  # the scheduler polls every request on each pass: it sees a timeout at once
     elif kind == "reuse" and ended is not None and not any((r.manager, r.room) == ended for r in c.open):
         c.open_request(ended[0], b % len(c.prefills), ended[1])
-    elif kind in ("init", "send", "abort", "fail_open") and request is not None:
+    elif kind in ("init", "send", "abort", "fail_open", "abort_clear") and request is not None:
         getattr(c, kind)(request)
     elif kind == "end_status" and c.parked:
         c.release_parked()
