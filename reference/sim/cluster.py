@@ -52,7 +52,6 @@ DONE = (KVPoll.Success, KVPoll.Failed)
 
 @dataclass
 class Request:
-    number: int
     manager: int
     prefill: int
     room: int
@@ -92,9 +91,8 @@ class Cluster:
         self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
         self.parked: list[tuple[threading.Thread, threading.Event]] = []  # preempted status threads
         self._rooms = iter(range(100, sys.maxsize))
-        self._numbers = iter(range(sys.maxsize))
+        self.opened = 0  # requests opened, the warm-ups' included
         self.step_index: int | None = None
-        self.started = False
 
     # -- set-up and teardown ----------------------------------------------------------------
     def start(self) -> None:
@@ -108,7 +106,6 @@ class Cluster:
             manager.start_heartbeat()
             self.clock.wait_for_sleepers(m + 1)
             self.clock.advance(CONFIG.heartbeat_interval / (self.plan.managers + 1))  # staggered
-        self.started = True
 
     def close(self) -> None:
         self.release_parked()
@@ -173,7 +170,7 @@ class Cluster:
         for _ in range(CONFIG.heartbeat_max_failures + 1):
             self.tick()
 
-    def check_bound(self, before: dict[str, int], requests: int) -> None:
+    def check_bound(self, before: dict[str, int]) -> None:
         """Nothing kept per request; state that expires (a bounded hold) may take SETTLE and the
         next requests to go."""
         if not grown(before, self.sizes()):
@@ -183,7 +180,7 @@ class Cluster:
         grew = grown(before, self.sizes())
         if grew:
             listed = ", ".join(f"{path} {a} -> {b}" for path, (a, b) in list(grew.items())[:4])
-            self.broke("whole-state-bound", f"{SETTLE:g} s after all {requests} requests ended and were "
+            self.broke("whole-state-bound", f"{SETTLE:g} s after all {self.opened} requests ended and were "
                        f"cleared: {listed}")  # fmt: skip
 
     # -- the scheduler's steps ---------------------------------------------------------------------
@@ -194,7 +191,8 @@ class Cluster:
         room = next(self._rooms) if room is None else room
         addr = self.prefills[p].bootstrap_addr
         receiver = self.call(lambda: self.variant.KVReceiver(self.managers[m], addr, room), "KVReceiver()")
-        request = Request(next(self._numbers), m, p, room, receiver)
+        request = Request(m, p, room, receiver)
+        self.opened += 1
         request.after_restart = self.restarts[p] > 0 and set(self.plan.faults) <= RESTARTS_ONLY
         self.open.append(request)
         self.cleared.discard((m, room))

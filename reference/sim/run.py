@@ -43,7 +43,7 @@ def run_plan(variant: ModuleType, plan: Plan, checking: frozenset[str] | None = 
             cluster.step_index = None
             cluster.drain()
             cluster.check_always()
-            cluster.check_bound(baseline, next(cluster._numbers))
+            cluster.check_bound(baseline)
         except Violation as exc:
             exc.step = cluster.step_index
             violation = exc
@@ -51,7 +51,7 @@ def run_plan(variant: ModuleType, plan: Plan, checking: frozenset[str] | None = 
             cluster.close()
         if violation is None and errors.errors:
             violation = Violation("threads-alive", f"a thread raised: {errors.describe()}")
-    return Run(plan, violation, cluster.log, next(cluster._numbers), overlap)
+    return Run(plan, violation, cluster.log, cluster.opened, overlap)
 
 
 STREAM = 6  # requests in one `stream` step
