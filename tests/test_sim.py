@@ -248,3 +248,24 @@ def test_the_default_run_prints_the_shrunk_timeline_and_a_replay_that_reproduces
     assert "invariant cleared-stays-cleared" in block and "   1 " in block
     replay = block.split("replay: python -m reference --replay ", 1)[1].split()[0]
     assert replay_file(replay) == 1 and replay_file(replay, reference.fixed) == 0
+
+
+def test_the_default_runs_third_party_imports_are_base_dependencies() -> None:
+    # `pip install -e .` (the README's first command) must be enough for `python -m reference`,
+    # which runs the simulation and the explorations.
+    import ast
+    import sys
+    import tomllib
+
+    root = Path(__file__).parents[1]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["dependencies"]
+    base = {dep.split("=")[0].split(">")[0].split("[")[0].strip().lower() for dep in declared}
+    files = [*sorted((root / "reference" / "sim").glob("*.py")), root / "reference" / "harness" / "deep.py"]
+    for file in files:
+        for node in ast.walk(ast.parse(file.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for top in {name.split(".")[0] for name in names}:
+                if top not in sys.stdlib_module_names and top != "reference":
+                    assert top.lower() in base, f"{file.name} imports {top}, not a base dependency"
