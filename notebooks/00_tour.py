@@ -31,6 +31,7 @@
 # %%
 import reference.fixed
 from reference.teaching import plots, tour
+from reference.teaching.display import show
 
 walk = tour.Tour(reference.fixed)
 
@@ -49,7 +50,7 @@ walk = tour.Tour(reference.fixed)
 #   the decode's PULL socket (its **inbox**).
 
 # %%
-plots.topology_picture(tour.TOPOLOGY)
+show(plots.topology_picture(tour.TOPOLOGY))
 
 # %% [markdown]
 # ## Step 1. The prefill instance starts
@@ -150,7 +151,7 @@ walk.close()
 # Every message above was recorded as it crossed the mock network (repeats merged):
 
 # %%
-plots.sequence_picture(walk.sequence())
+show(plots.sequence_picture(walk.sequence()))
 
 # %% [markdown]
 # ## Where the four lessons sit in this picture
