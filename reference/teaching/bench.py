@@ -143,8 +143,10 @@ def recovery_table(recovery: Payload) -> str:
             )
     notes = [
         "",
-        "times in ms, median (min-max) over the repetitions: registered and 1st success count from the restart,",
-        "'after registered' from the new prefill's registration; failed: requests sent before / after it registered",
+        "times in ms, median (min-max) over the repetitions: registered and 1st success count from the"
+        " restart,",
+        "'after registered' from the new prefill's registration; failed: requests sent before / after it"
+        " registered",
         "sockets: " + "; ".join(settings.values()),
     ]
     return _table(rows) + "\n" + "\n".join(notes)
