@@ -48,6 +48,10 @@ walk = tour.Tour(reference.fixed)
 # - Messages to a prefill rank go over ZMQ PUSH sockets; the KV bytes go over the data plane
 #   (RDMA with Mooncake or NIXL upstream; a memcpy here), and each rank then reports a status to
 #   the decode's PULL socket (its **inbox**).
+#
+# Each arrow's label starts with the numbers of the steps below that send it. Step 2 (the decode
+# rank starting: its PULL socket bound, its KV memory registered) sends no message, so no arrow
+# carries a 2.
 
 # %%
 show(plots.topology_picture(tour.TOPOLOGY))
