@@ -339,7 +339,8 @@ show(explorer.explore("stale-bootstrap", "hit-vs-eviction"))
 # scheduler's).
 # The fixed form looks the key up once, under `connection_lock`, and holds over every
 # interleaving the explorer ran. That is a statement about this small world (two threads, one
-# key), not a proof.
+# key), not a proof. The count is this run's own: frontrun's DPOR gives 50 on a quiet machine
+# and has given more under load (95 once), never a different verdict.
 #
 # Property `stale-generation-replaced` is the identity check itself: after a restart, a new
 # request installs the next generation while a second holder of the old one fails. Here also
