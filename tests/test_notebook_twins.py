@@ -163,3 +163,42 @@ def test_a_twin_run_as_a_script_prints_every_result(path):
         )
     ]
     assert not bare, f"{path.with_suffix('.py').name}: results left in a bare expression: " + "; ".join(bare)
+
+
+def _shown_texts(path: Path) -> list[str]:
+    """Every text the committed notebook shows: streams, and the plain text of each result."""
+    texts = []
+    for cell in jupytext.read(path).cells:
+        for output in cell.get("outputs", []):
+            texts.append(
+                "".join(output.get("text", "")) or "".join(output.get("data", {}).get("text/plain", ""))
+            )
+    return [" ".join(text.split()) for text in texts if text.strip()]
+
+
+def test_the_tour_run_as_a_script_prints_what_its_notebook_shows(tmp_path, monkeypatch, capsys):
+    import runpy
+
+    from reference.teaching import display, render
+
+    monkeypatch.setattr(display, "PICTURES", tmp_path)
+    monkeypatch.setattr(sys, "argv", [str(NOTEBOOKS / "00_tour.py")])
+    runpy.run_path(str(NOTEBOOKS / "00_tour.py"), run_name="__main__")
+    printed = " ".join(render.normalise_text(capsys.readouterr().out).split())
+    missing = [text[:80] for text in _shown_texts(NOTEBOOKS / "00_tour.ipynb") if text not in printed]
+    assert not missing, f"the script does not print what the notebook shows: {missing}"
+    pictures = sorted(tmp_path.glob("00_tour-*.png"))
+    assert len(pictures) == 2 and all(p.read_bytes().startswith(b"\x89PNG") for p in pictures)
+    assert f"saved as {pictures[0]}" in printed
+
+
+def test_show_prints_a_value_as_its_text_outside_jupyter(capsys):
+    from reference.teaching.display import show
+
+    wide = {f"room {i}": list(range(12)) for i in range(4)}
+    show("a string", wide)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "'a string'", "what Jupyter shows for a string result"
+    assert len(out) == 5 and all(len(line) <= 120 for line in out), (
+        "a container pretty-printed in 120 columns"
+    )
