@@ -31,6 +31,7 @@
 # %%
 import reference.fixed
 from reference.teaching import plots, tour
+from reference.teaching.display import show
 
 walk = tour.Tour(reference.fixed)
 
@@ -47,9 +48,13 @@ walk = tour.Tour(reference.fixed)
 # - Messages to a prefill rank go over ZMQ PUSH sockets; the KV bytes go over the data plane
 #   (RDMA with Mooncake or NIXL upstream; a memcpy here), and each rank then reports a status to
 #   the decode's PULL socket (its **inbox**).
+#
+# Each arrow's label starts with the numbers of the steps below that send it. Step 2 (the decode
+# rank starting: its PULL socket bound, its KV memory registered) sends no message, so no arrow
+# carries a 2.
 
 # %%
-plots.topology_picture(tour.TOPOLOGY)
+show(plots.topology_picture(tour.TOPOLOGY))
 
 # %% [markdown]
 # ## Step 1. The prefill instance starts
@@ -150,7 +155,7 @@ walk.close()
 # Every message above was recorded as it crossed the mock network (repeats merged):
 
 # %%
-plots.sequence_picture(walk.sequence())
+show(plots.sequence_picture(walk.sequence()))
 
 # %% [markdown]
 # ## Where the four lessons sit in this picture

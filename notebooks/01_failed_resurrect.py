@@ -48,6 +48,7 @@ import reference.fixed
 from reference.lessons.failed_resurrect import teaching as resurrect
 from reference.status import KVPoll
 from reference.teaching import diffs, exercises, plots, runs, sequences, sources, upstream_hunks
+from reference.teaching.display import show
 from reference.transport.mock import MockNetwork
 
 # %% [markdown]
@@ -62,7 +63,7 @@ from reference.transport.mock import MockNetwork
 # **Predict before you run:** which number does Failed have, and which does Success?
 
 # %%
-[(status.name, int(status)) for status in KVPoll]
+show([(status.name, int(status)) for status in KVPoll])
 
 # %% [markdown]
 # When a request finishes, its receiver's `clear()` pops the room from the table. Nothing else
@@ -130,7 +131,7 @@ print("after late Failed: ", manager.request_status, manager.failure_records)
 # Failed. In the buggy form `update_status` has no idea the room was cleared:
 
 # %%
-plots.sequence_picture(sequences.interleaving("failed-resurrect", "buggy"))
+show(plots.sequence_picture(sequences.interleaving("failed-resurrect", "buggy")))
 
 # %% [markdown]
 # ### How the lesson orders it: the real code
@@ -142,7 +143,7 @@ plots.sequence_picture(sequences.interleaving("failed-resurrect", "buggy"))
 # `clear()` returned (the case the fix claims). Here is that code, read from the files now:
 
 # %%
-resurrect.ordering_source()
+show(resurrect.ordering_source())
 
 # %% [markdown]
 # ## 3. The buggy form, live
@@ -159,7 +160,7 @@ resurrect.ordering_source()
 # %%
 buggy = runs.run("failed-resurrect", "buggy")
 print(runs.verdict_line(buggy, also=False))
-buggy.details
+show(buggy.details)
 
 # %% [markdown]
 # Every cleared room came back as Failed, and the table grew by one with each late abort. In a
@@ -203,7 +204,7 @@ class KVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}), explore=True)
+show(exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVManager}), explore=True))
 
 # %% [markdown]
 # ## 5. The fix, as the real diff
@@ -213,19 +214,19 @@ exercises.check_fix("failed-resurrect", exercises.variant_from({"KVManager": KVM
 # files now (the same as `diff -u reference/buggy/manager.py reference/fixed/manager.py`):
 
 # %%
-diffs.fix_diff("failed-resurrect")
+show(diffs.fix_diff("failed-resurrect"))
 
 # %% [markdown]
 # Section 2's interleaving, on the fixed form:
 
 # %%
-plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed"))
+show(plots.sequence_picture(sequences.interleaving("failed-resurrect", "fixed")))
 
 # %% [markdown]
 # The whole method, before and after (side by side in Jupyter):
 
 # %%
-sources.before_after("KVManager", "update_status")
+show(sources.before_after("KVManager", "update_status"))
 
 # %% [markdown]
 # ### Upstream's own hunk
@@ -240,7 +241,7 @@ sources.before_after("KVManager", "update_status")
 # cleanup in `CommonKVSender.clear()` instead), and the cell leaves them out and says so.
 
 # %%
-upstream_hunks.upstream_hunks("failed-resurrect")
+show(upstream_hunks.upstream_hunks("failed-resurrect"))
 
 # %% [markdown]
 # An absent room means "cleared, or never opened". A request opens its room with Bootstrapping
@@ -259,12 +260,14 @@ fixed = runs.run("failed-resurrect", "fixed")
 print(runs.verdict_line(fixed))
 
 # %%
-plots.series_picture(
-    [buggy, fixed],
-    "sizes",
-    "request_status after each late abort (every room was cleared first)",
-    xlabel="late aborts delivered",
-    ylabel="entries in request_status",
+show(
+    plots.series_picture(
+        [buggy, fixed],
+        "sizes",
+        "request_status after each late abort (every room was cleared first)",
+        xlabel="late aborts delivered",
+        ylabel="entries in request_status",
+    )
 )
 
 # %% [markdown]
@@ -282,10 +285,10 @@ plots.series_picture(
 # explorer find a counterexample? On the fixed form, does `atomic-against-clear` hold?
 
 # %%
-exercises.explorations("failed-resurrect", reference.buggy)
+show(exercises.explorations("failed-resurrect", reference.buggy))
 
 # %%
-exercises.explorations("failed-resurrect", reference.fixed)
+show(exercises.explorations("failed-resurrect", reference.fixed))
 
 # %% [markdown]
 # The buggy form fails on the very first interleaving (every order that runs `clear()` first
@@ -321,7 +324,7 @@ print(resurrect.both_forms_reused("abort-after-open"))
 # write arrives. What does it read on each form?
 
 # %%
-{form.__name__: resurrect.failed_then_lifted(form) for form in (reference.buggy, reference.fixed)}
+show({form.__name__: resurrect.failed_then_lifted(form) for form in (reference.buggy, reference.fixed)})
 
 # %% [markdown]
 # This was flagged in the upstream review of [PR #19205](https://github.com/sgl-project/sglang/pull/19205). Making Failed terminal (and letting
@@ -346,7 +349,7 @@ print(resurrect.EXERCISE)
 ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
-resurrect.check_exercise(ANSWER)
+show(resurrect.check_exercise(ANSWER))
 
 # %% [markdown]
 # ## 9. Tempting wrong fixes
@@ -371,8 +374,10 @@ class TombstoneKVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix(
-    "failed-resurrect", exercises.variant_from({"KVManager": TombstoneKVManager}), explore=True
+show(
+    exercises.check_fix(
+        "failed-resurrect", exercises.variant_from({"KVManager": TombstoneKVManager}), explore=True
+    )
 )
 
 # %% [markdown]

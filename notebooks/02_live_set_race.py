@@ -50,6 +50,7 @@ from reference.lessons.live_set_race import teaching as live_set
 from reference.lessons.live_set_race.scenario import StatusThreadCleanup
 from reference.status import KVPoll
 from reference.teaching import diffs, exercises, plots, runs, sequences, sources, upstream_hunks
+from reference.teaching.display import show
 from reference.transport.mock import MockNetwork
 
 # %% [markdown]
@@ -97,7 +98,7 @@ from reference.transport.mock import MockNetwork
 # first room (hook `node_failure.after_room`): the one moment when a discard breaks the loop.
 
 # %%
-plots.sequence_picture(sequences.interleaving("live-set-race", "buggy"))
+show(plots.sequence_picture(sequences.interleaving("live-set-race", "buggy")))
 
 # %% [markdown]
 # ### The hook placement: the real code
@@ -113,7 +114,7 @@ plots.sequence_picture(sequences.interleaving("live-set-race", "buggy"))
 # a hook gives a clear timeout, not a hang.
 
 # %%
-live_set.ordering_source()
+show(live_set.ordering_source())
 
 # %% [markdown]
 # ### The same interleaving, by hand
@@ -140,7 +141,7 @@ cleanup.start()  # mori's status thread, parked right after it fetched tracker[a
 hooks.set("node_failure.after_room", cleanup.release_once)  # it discards 4 after the 1st room
 print("_handle_node_failure:", live_set.call(manager._handle_node_failure, live_set.ADDR))
 cleanup.stop()
-{room: KVPoll(status).name for room, status in manager.request_status.items()}
+show({room: KVPoll(status).name for room, status in manager.request_status.items()})
 
 # %% [markdown]
 # ## 3. The buggy form, live
@@ -212,7 +213,7 @@ class KVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}), explore=True)
+show(exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVManager}), explore=True))
 
 # %% [markdown]
 # ## 5. The fix, as the real diff
@@ -221,20 +222,20 @@ exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": KVMana
 # their diff *is* the upstream fix. The hunks tagged with this lesson, read from the files now:
 
 # %%
-diffs.fix_diff("live-set-race")
+show(diffs.fix_diff("live-set-race"))
 
 # %% [markdown]
 # Section 2's interleaving, on the fixed form:
 
 # %%
-plots.sequence_picture(sequences.interleaving("live-set-race", "fixed"))
+show(plots.sequence_picture(sequences.interleaving("live-set-race", "fixed")))
 
 # %% [markdown]
 # The whole method, before and after (side by side in Jupyter). Note `hooks.fire(...)` at the
 # end of the loop: the hook point the scenario uses, a no-op when nothing is installed.
 
 # %%
-sources.before_after("KVManager", "_handle_node_failure")
+show(sources.before_after("KVManager", "_handle_node_failure"))
 
 # %% [markdown]
 # ### Upstream's own hunk
@@ -248,7 +249,7 @@ sources.before_after("KVManager", "_handle_node_failure")
 # same one call.
 
 # %%
-upstream_hunks.upstream_hunks("live-set-race")
+show(upstream_hunks.upstream_hunks("live-set-race"))
 
 # %% [markdown]
 # `list()` of a built-in set is one C-level call that runs while the lock is held (and under
@@ -275,12 +276,14 @@ print(live_set.by_hand(reference.fixed))
 # lane's probes stop?
 
 # %%
-plots.timeline_picture(
-    [buggy, fixed],
-    "live-set-race: what the heartbeat noticed",
-    spans={result.variant: live_set.heartbeat_spans(result) for result in (buggy, fixed)},
-    ticks={result.variant: live_set.heartbeat_probes(result) for result in (buggy, fixed)},
-    tick_label="heartbeat probe (every 5 s)",
+show(
+    plots.timeline_picture(
+        [buggy, fixed],
+        "live-set-race: what the heartbeat noticed",
+        spans={result.variant: live_set.heartbeat_spans(result) for result in (buggy, fixed)},
+        ticks={result.variant: live_set.heartbeat_probes(result) for result in (buggy, fixed)},
+        tick_label="heartbeat probe (every 5 s)",
+    )
 )
 
 # %% [markdown]
@@ -288,13 +291,15 @@ plots.timeline_picture(
 # many does each form fail?
 
 # %%
-plots.counts_picture(
-    [buggy, fixed],
-    {
-        "first_failed": ("of 3 rooms on the 1st prefill,\nfailed", 3),
-        "later_failed": ("of 2 rooms on the 2nd prefill,\nfailed", 2),
-    },
-    "Rooms failed after each prefill died (dotted: what a correct run gives)",
+show(
+    plots.counts_picture(
+        [buggy, fixed],
+        {
+            "first_failed": ("of 3 rooms on the 1st prefill,\nfailed", 3),
+            "later_failed": ("of 2 rooms on the 2nd prefill,\nfailed", 2),
+        },
+        "Rooms failed after each prefill died (dotted: what a correct run gives)",
+    )
 )
 
 # %% [markdown]
@@ -315,10 +320,10 @@ plots.counts_picture(
 # mori fetches the set, and where when mori's discard completes?
 
 # %%
-exercises.explorations("live-set-race", reference.buggy)
+show(exercises.explorations("live-set-race", reference.buggy))
 
 # %%
-exercises.explorations("live-set-race", reference.fixed)
+show(exercises.explorations("live-set-race", reference.fixed))
 
 # %% [markdown]
 # Read the schedule with the trace (`||`: switched out before that line completed; the
@@ -345,7 +350,7 @@ exercises.explorations("live-set-race", reference.fixed)
 
 # %%
 stress = [runs.run("live-set-race", form, seed=1, repeat=200) for form in ("buggy", "fixed")]
-{result.variant: result.details["stress"] for result in stress}
+show({result.variant: result.details["stress"] for result in stress})
 
 # %% [markdown]
 # ## 7. What the fix leaves open
@@ -387,7 +392,7 @@ print(live_set.EXERCISE)
 ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
-live_set.check_exercise(ANSWER)
+show(live_set.check_exercise(ANSWER))
 
 # %% [markdown]
 # ## 9. Tempting wrong fixes
@@ -418,7 +423,7 @@ class PopKVManager(reference.buggy.KVManager):
 
 
 # %%
-exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}), explore=True)
+show(exercises.check_fix("live-set-race", exercises.variant_from({"KVManager": PopKVManager}), explore=True))
 
 # %% [markdown]
 # Rejected: the status thread fetched its reference to the set *before* the pop, and

@@ -51,6 +51,7 @@ import reference.buggy
 import reference.fixed
 from reference.lessons.stale_bootstrap import teaching as stale
 from reference.teaching import diffs, exercises, explorer, plots, runs, sequences, sources, upstream_hunks
+from reference.teaching.display import show
 
 # %% [markdown]
 # ## 1. The story
@@ -94,7 +95,7 @@ from reference.teaching import diffs, exercises, explorer, plots, runs, sequence
 # every message, if you want the happy path first.)
 
 # %%
-plots.sequence_picture(sequences.interleaving("stale-bootstrap", "buggy"))
+show(plots.sequence_picture(sequences.interleaving("stale-bootstrap", "buggy")))
 
 # %% [markdown]
 # ### The components, by hand
@@ -176,10 +177,12 @@ for room in (1, 2, 3):
 # %%
 buggy = runs.run("stale-bootstrap", "buggy")
 print(runs.verdict_line(buggy, also=False))
-{
-    key: buggy.details[key]
-    for key in ("heartbeat_misses", "route_fetches_after", "stale_ports", "first_failure")
-}
+show(
+    {
+        key: buggy.details[key]
+        for key in ("heartbeat_misses", "route_fetches_after", "stale_ports", "first_failure")
+    }
+)
 
 # %% [markdown]
 # The heartbeat never missed a probe, so nothing ever evicted the cache entry; the decode did
@@ -195,13 +198,15 @@ print(runs.verdict_line(buggy, also=False))
 
 # %%
 timelines = [stale.restart_timeline(form) for form in (reference.buggy, reference.fixed)]
-plots.timeline_picture(
-    [result for result, _, _ in timelines],
-    "One request, a prefill restart, two more: what each waited for, in virtual seconds",
-    spans={result.variant: spans for result, spans, _ in timelines},
-    ticks={result.variant: probes for result, _, probes in timelines},
-    tick_label="heartbeat probe (every 5 s), all answered",
-    event_lines=("prefill restart",),
+show(
+    plots.timeline_picture(
+        [result for result, _, _ in timelines],
+        "One request, a prefill restart, two more: what each waited for, in virtual seconds",
+        spans={result.variant: spans for result, spans, _ in timelines},
+        ticks={result.variant: probes for result, _, probes in timelines},
+        tick_label="heartbeat probe (every 5 s), all answered",
+        event_lines=("prefill restart",),
+    )
 )
 
 # %% [markdown]
@@ -241,7 +246,7 @@ class KVReceiver(reference.fixed.KVReceiver):
 
 
 # %%
-exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVReceiver}))
+show(exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVReceiver})))
 
 # %% [markdown]
 # ## 5. The fix, as the real diff
@@ -250,26 +255,26 @@ exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": KVR
 # [PR #36029](https://github.com/sgl-project/sglang/pull/36029) changed, with the same line structure, so their diff is the fix:
 
 # %%
-diffs.fix_diff("stale-bootstrap")
+show(diffs.fix_diff("stale-bootstrap"))
 
 # %% [markdown]
 # Section 2's interleaving, on the fixed form:
 
 # %%
-plots.sequence_picture(sequences.interleaving("stale-bootstrap", "fixed"))
+show(plots.sequence_picture(sequences.interleaving("stale-bootstrap", "fixed")))
 
 # %% [markdown]
 # The heart of it is one method, `_setup_bootstrap_infos` (where a receiver takes its ranks'
 # addresses from the pool or fills it), here whole, before and after:
 
 # %%
-sources.before_after("KVReceiver", "_setup_bootstrap_infos")
+show(sources.before_after("KVReceiver", "_setup_bootstrap_infos"))
 
 # %% [markdown]
 # and the method the fix added, which every failure path now calls:
 
 # %%
-sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos)
+show(sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos))
 
 # %% [markdown]
 # **Upstream's own hunk**, beside ours: the same methods read from sglang's released code,
@@ -283,7 +288,7 @@ sources.source(reference.fixed.KVReceiver.invalidate_cached_bootstrap_infos)
 # about the pool: the cell leaves them out and says so.
 
 # %%
-upstream_hunks.upstream_hunks("stale-bootstrap")
+show(upstream_hunks.upstream_hunks("stale-bootstrap"))
 
 # %% [markdown]
 # Three ideas, in order of importance:
@@ -311,7 +316,7 @@ upstream_hunks.upstream_hunks("stale-bootstrap")
 # fills the same key while the first is in the middle of its `GET /route`:
 
 # %%
-stale.interleaving_source()
+show(stale.interleaving_source())
 
 # %% [markdown]
 # A script tells one story. The **interleaving explorer** (`python -m reference --explore`,
@@ -325,7 +330,7 @@ stale.interleaving_source()
 # if the eviction runs between the two lines?
 
 # %%
-explorer.explore("stale-bootstrap", "hit-vs-eviction")
+show(explorer.explore("stale-bootstrap", "hit-vs-eviction"))
 
 # %% [markdown]
 # Read the trace column by column: the receiver (T0) is switched out (`||`) right before line
@@ -334,7 +339,8 @@ explorer.explore("stale-bootstrap", "hit-vs-eviction")
 # scheduler's).
 # The fixed form looks the key up once, under `connection_lock`, and holds over every
 # interleaving the explorer ran. That is a statement about this small world (two threads, one
-# key), not a proof.
+# key), not a proof. The count is this run's own: frontrun's DPOR gives 50 on a quiet machine
+# and has given more under load (95 once), never a different verdict.
 #
 # Property `stale-generation-replaced` is the identity check itself: after a restart, a new
 # request installs the next generation while a second holder of the old one fails. Here also
@@ -343,11 +349,13 @@ explorer.explore("stale-bootstrap", "hit-vs-eviction")
 # **Predict before you run:** which of the three keeps the new generation cached?
 
 # %%
-explorer.explore(
-    "stale-bootstrap",
-    "stale-generation-replaced",
-    impls=["reference.lessons.stale_bootstrap.wrong_fixes.by_key"],
-    traces=False,
+show(
+    explorer.explore(
+        "stale-bootstrap",
+        "stale-generation-replaced",
+        impls=["reference.lessons.stale_bootstrap.wrong_fixes.by_key"],
+        traces=False,
+    )
 )
 
 # %% [markdown]
@@ -361,10 +369,12 @@ fixed = runs.run("stale-bootstrap", "fixed")
 print(runs.verdict_line(fixed))
 
 # %%
-plots.outcome_picture(
-    [buggy, fixed],
-    "The same request stream on both forms (ports each request used, under it)",
-    caption=stale.ports_of,
+show(
+    plots.outcome_picture(
+        [buggy, fixed],
+        "The same request stream on both forms (ports each request used, under it)",
+        caption=stale.ports_of,
+    )
 )
 
 # %% [markdown]
@@ -427,7 +437,7 @@ print(stale.EXERCISE)
 ANSWER = None  # your prediction: "a", "b" or "c"
 
 # %%
-stale.check_exercise(ANSWER)
+show(stale.check_exercise(ANSWER))
 
 # %% [markdown]
 # ## 10. Tempting wrong fixes
@@ -455,7 +465,7 @@ class ByKeyKVReceiver(reference.fixed.KVReceiver):
 
 
 # %%
-exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ByKeyKVReceiver}))
+show(exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ByKeyKVReceiver})))
 
 # %% [markdown]
 # Rejected by `replacement-survives` (the story alone passes it; 14 of 15 checks do): a receiver that fails late, still holding the pre-restart
@@ -482,7 +492,7 @@ class ClearPoolKVReceiver(reference.fixed.KVReceiver):
 
 
 # %%
-exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ClearPoolKVReceiver}))
+show(exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ClearPoolKVReceiver})))
 
 # %% [markdown]
 # `other-prefill-survives` names the cost: a failure on one prefill throws away every other

@@ -49,6 +49,7 @@ import reference.buggy
 import reference.fixed
 from reference.lessons.task_refs import teaching as tasks
 from reference.teaching import diffs, exercises, plots, runs, sequences, sources, upstream_hunks
+from reference.teaching.display import show
 
 # %% [markdown]
 # ## 1. The story
@@ -95,7 +96,7 @@ from reference.teaching import diffs, exercises, plots, runs, sequences, sources
 # reach. Then `gc.collect()` runs, and rank 1 dies.
 
 # %%
-plots.sequence_picture(sequences.interleaving("task-refs", "buggy"))
+show(plots.sequence_picture(sequences.interleaving("task-refs", "buggy")))
 
 # %% [markdown]
 # ### Where the watchdog parks
@@ -107,7 +108,7 @@ plots.sequence_picture(sequences.interleaving("task-refs", "buggy"))
 # frame, and the watchdog's task only from the loop's weak set of tasks:
 
 # %%
-tasks.parking_source()
+show(tasks.parking_source())
 
 # %% [markdown]
 # ### The components, by hand
@@ -127,7 +128,7 @@ pool = lab.worker_pool()
 dispatcher = reference.buggy.DPDispatcher(pool, tasks.CONFIG)
 lab.run(pool.start())
 lab.call(dispatcher.start)  # three bare asyncio.create_task(...) calls
-lab.tasks()
+show(lab.tasks())
 
 # %% [markdown]
 # **Predict before you run:** `gc.collect()` now runs on the loop's thread. Which of the three
@@ -135,7 +136,7 @@ lab.tasks()
 # the watchdog on the weak exit board, the sweep in `asyncio.sleep`.)
 
 # %%
-lab.collect_garbage()
+show(lab.collect_garbage())
 
 # %% [markdown]
 # **Predict before you run:** rank 1 now dies. Does the dispatcher notice?
@@ -148,7 +149,7 @@ seen = {
 }
 lab.run(dispatcher.close())
 lab.close()
-seen
+show(seen)
 
 # %% [markdown]
 # The watchdog is gone, so nobody reads the exit notice: no dead rank, and (section 3) its
@@ -171,7 +172,7 @@ seen |= {
 }
 lab.run(dispatcher.close())
 lab.close()
-seen
+show(seen)
 
 # %% [markdown]
 # The bootstrap server runs its own event loop on its own thread; `server.start()` starts that
@@ -190,7 +191,7 @@ seen = {"pending after start()": bench.tasks(), "gc.collect()": bench.collect_ga
 bench.register_rooms(range(1, 9))  # POST /register_dp_rank for 8 rooms
 seen["after +250 s"] = bench.jump(250)
 bench.server.close()
-seen
+show(seen)
 
 # %% [markdown]
 # **Predict before you run:** the same on the fixed form: how many cleanup rounds run in the
@@ -203,7 +204,7 @@ seen = {"pending after start()": bench.tasks(), "gc.collect()": bench.collect_ga
 bench.register_rooms(range(1, 9))
 seen["after +250 s"] = bench.jump(250)
 bench.server.close()
-seen
+show(seen)
 
 # %% [markdown]
 # ## 3. The buggy form, live
@@ -262,8 +263,11 @@ class BootstrapServer(reference.buggy.BootstrapServer):
 
 
 # %%
-exercises.check_fix(
-    "task-refs", exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer})
+show(
+    exercises.check_fix(
+        "task-refs",
+        exercises.variant_from({"DPDispatcher": DPDispatcher, "BootstrapServer": BootstrapServer}),
+    )
 )
 
 # %% [markdown]
@@ -272,22 +276,22 @@ exercises.check_fix(
 # Both sites, read from `reference/buggy` and `reference/fixed` now:
 
 # %%
-diffs.fix_diff("task-refs")
+show(diffs.fix_diff("task-refs"))
 
 # %% [markdown]
 # Section 2's interleaving, on the fixed form:
 
 # %%
-plots.sequence_picture(sequences.interleaving("task-refs", "fixed"))
+show(plots.sequence_picture(sequences.interleaving("task-refs", "fixed")))
 
 # %% [markdown]
 # Each method whole, before and after:
 
 # %%
-sources.before_after("DPDispatcher", "start")
+show(sources.before_after("DPDispatcher", "start"))
 
 # %%
-sources.before_after("BootstrapServer", "_start_background_tasks")
+show(sources.before_after("BootstrapServer", "_start_background_tasks"))
 
 # %% [markdown]
 # **Upstream's own hunk**, beside ours: the methods [PR #33048](https://github.com/sgl-project/sglang/pull/33048)
@@ -301,7 +305,7 @@ sources.before_after("BootstrapServer", "_start_background_tasks")
 # which the common `_run_server` calls.
 
 # %%
-upstream_hunks.upstream_hunks("task-refs")
+show(upstream_hunks.upstream_hunks("task-refs"))
 
 # %% [markdown]
 # A set of strong references, and `add_done_callback(set.discard)` so a finished task does not
@@ -320,24 +324,28 @@ fixed = runs.run("task-refs", "fixed")
 print(runs.verdict_line(fixed))
 
 # %%
-plots.counts_picture(
-    [buggy, fixed],
-    {
-        ("DP dispatcher", "failed_fast"): ("of 2 in-flight requests,\nfailed fast (503)", 2),
-        ("DP dispatcher", "routed_to_dead"): ("of 4 new requests,\nrouted to the dead rank", 0),
-        ("DP dispatcher", "stale_mappings"): ("of 4 mappings, left\nto the dead rank", 0),
-    },
-    "DP dispatcher after rank 1 died (dotted: what a correct run gives)",
-    ylabel="requests or mappings",
+show(
+    plots.counts_picture(
+        [buggy, fixed],
+        {
+            ("DP dispatcher", "failed_fast"): ("of 2 in-flight requests,\nfailed fast (503)", 2),
+            ("DP dispatcher", "routed_to_dead"): ("of 4 new requests,\nrouted to the dead rank", 0),
+            ("DP dispatcher", "stale_mappings"): ("of 4 mappings, left\nto the dead rank", 0),
+        },
+        "DP dispatcher after rank 1 died (dotted: what a correct run gives)",
+        ylabel="requests or mappings",
+    )
 )
 
 # %%
-plots.series_picture(
-    [buggy, fixed],
-    ("bootstrap server", "rooms_left"),
-    "room_to_dp_rank entries after each 250 s jump (8 new rooms before each)",
-    xlabel="clock jumps of 250 s",
-    ylabel="entries left",
+show(
+    plots.series_picture(
+        [buggy, fixed],
+        ("bootstrap server", "rooms_left"),
+        "room_to_dp_rank entries after each 250 s jump (8 new rooms before each)",
+        xlabel="clock jumps of 250 s",
+        ylabel="entries left",
+    )
 )
 
 # %% [markdown]
@@ -387,7 +395,7 @@ print(tasks.EXERCISE)
 ANSWER = None  # your prediction: "a", "b", "c" or "d"
 
 # %%
-tasks.check_exercise(ANSWER)
+show(tasks.check_exercise(ANSWER))
 
 # %% [markdown]
 # ## 9. Tempting wrong fixes
@@ -423,11 +431,13 @@ class LocalListDispatcher(reference.buggy.DPDispatcher):
 
 
 # %%
-exercises.check_fix(
-    "task-refs",
-    exercises.variant_from(
-        {"DPDispatcher": LocalListDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
-    ),
+show(
+    exercises.check_fix(
+        "task-refs",
+        exercises.variant_from(
+            {"DPDispatcher": LocalListDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+        ),
+    )
 )
 
 # %% [markdown]
@@ -457,11 +467,13 @@ class WatchdogOnlyDispatcher(reference.buggy.DPDispatcher):
 
 
 # %%
-exercises.check_fix(
-    "task-refs",
-    exercises.variant_from(
-        {"DPDispatcher": WatchdogOnlyDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
-    ),
+show(
+    exercises.check_fix(
+        "task-refs",
+        exercises.variant_from(
+            {"DPDispatcher": WatchdogOnlyDispatcher, "BootstrapServer": reference.fixed.BootstrapServer}
+        ),
+    )
 )
 
 # %% [markdown]

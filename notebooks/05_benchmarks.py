@@ -27,6 +27,7 @@
 
 # %%
 from reference.teaching import bench
+from reference.teaching.display import show
 
 summary = bench.load("summary")
 print(bench.machine(summary))
@@ -43,7 +44,7 @@ overhead = bench.load("overhead")
 print(bench.overhead_table(overhead))
 
 # %%
-bench.overhead_picture(overhead)
+show(bench.overhead_picture(overhead))
 
 # %% [markdown]
 # How to read it:
@@ -74,7 +75,7 @@ recovery = bench.load("recovery")
 print(bench.recovery_table(recovery))
 
 # %%
-bench.recovery_picture(recovery)
+show(bench.recovery_picture(recovery))
 
 # %% [markdown]
 # How to read it: the buggy form never recovers (every request after the restart goes to the
@@ -95,7 +96,7 @@ bench.recovery_picture(recovery)
 # ((failures - 1) to failures intervals); red: the bound, interval x (failures + 1).
 
 # %%
-bench.detection_picture(bench.load("detection"))
+show(bench.detection_picture(bench.load("detection")))
 
 # %% [markdown]
 # How to read it: detection takes between (max failures - 1) and max failures heartbeat

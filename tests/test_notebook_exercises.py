@@ -109,11 +109,22 @@ def _cells(name: str) -> list[str]:
 
 
 def _run(source: str, namespace: dict):
-    """Execute a cell as Jupyter does: the value of its last expression, if any."""
+    """Execute a cell as Jupyter does, returning what it shows: the value of its last
+    expression, or the one value a last `show(...)` or `print(...)` would show (not shown here)."""
     tree = ast.parse(source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     exec(compile(tree, "<cell>", "exec"), namespace)
-    return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace) if last else None
+    if last is None:
+        return None
+    value = last.value
+    shown = (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("show", "print")
+    )
+    if shown and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    return eval(compile(ast.Expression(value), "<cell>", "eval"), namespace)
 
 
 def _exercises(name: str) -> tuple[str, list[tuple[str, str]]]:

@@ -13,8 +13,11 @@ def test_tables_from_the_committed_results():
     table = bench.overhead_table(overhead).splitlines()
     assert table[0].split()[:3] == ["case", "buggy", "fixed"]
     assert len(table) == 1 + len(overhead["pairs"])
-    rows = bench.recovery_table(recovery).splitlines()
+    table, _, notes = bench.recovery_table(recovery).partition("\n\n")
+    rows = table.splitlines()
     assert len(rows) == 1 + sum(len(s["variants"]) for s in recovery["sweeps"])
+    assert max(len(line) for line in bench.recovery_table(recovery).splitlines()) <= 120, "fits 120 columns"
+    assert all(s["sockets"] in notes for s in recovery["sweeps"]), "each socket setting spelled out under it"
     targets = bench.targets(summary)
     assert targets.count("\n    verdict:  ") == len(summary["targets"]), "each verdict under its own target"
     split = [row.split()[-3:] for row in rows[1:]]

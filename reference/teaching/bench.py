@@ -102,30 +102,38 @@ def overhead_table(overhead: Payload) -> str:
 
 
 def _median(stat: Any) -> str:
+    """Milliseconds as "median (min-max)" (the column head says ms), or "never"."""
     if isinstance(stat, dict) and isinstance(stat.get("median"), int | float):
-        return f"{stat['median'] * 1e3:.0f} ms ({stat['min'] * 1e3:.0f} to {stat['max'] * 1e3:.0f})"
+        return f"{stat['median'] * 1e3:.0f} ({stat['min'] * 1e3:.0f}-{stat['max'] * 1e3:.0f})"
     return str(stat)  # "never", as the benchmark writes it
 
 
+RECOVERY_HEAD = (
+    "sockets",
+    "variant",
+    "registered",
+    "1st success",
+    "after registered",
+    "recovered",
+    "failed before / after",
+)
+
+
 def recovery_table(recovery: Payload) -> str:
-    rows = [
-        (
-            "sockets",
-            "variant",
-            "registered",
-            "1st success after restart",
-            "after registration",
-            "recovered",
-            "failed: no prefill yet / after",
-        )
-    ]
+    """One row per socket setting and variant, within 120 columns: times after the restart
+    in ms, median (min-max) over the repetitions; the socket settings spelled out under it."""
+    rows = [RECOVERY_HEAD]
+    settings: dict[str, str] = {}
     for sweep in recovery["sweeps"]:
-        for name, result in sweep["variants"].items():
+        full = sweep.get("sockets") or f"fail-fast, SNDTIMEO {sweep['send_timeout_s']:g} s"
+        name = sweep.get("sockets_name") or full
+        settings[name] = full
+        for variant, result in sweep["variants"].items():
             s = result["summary"]
             rows.append(
                 (
-                    sweep.get("sockets") or f"fail-fast, SNDTIMEO {sweep['send_timeout_s']:g} s",
                     name,
+                    variant,
                     _median(s["registered_after_s"]),
                     _median(s["first_success_after_restart_s"]),
                     _median(s["first_success_after_registered_s"]),
@@ -133,7 +141,15 @@ def recovery_table(recovery: Payload) -> str:
                     _failures_split(result.get("runs", [])),
                 )
             )
-    return _table(rows)
+    notes = [
+        "",
+        "times in ms, median (min-max) over the repetitions: registered and 1st success count from the"
+        " restart,",
+        "'after registered' from the new prefill's registration; failed: requests sent before / after it"
+        " registered",
+        "sockets: " + "; ".join(settings.values()),
+    ]
+    return _table(rows) + "\n" + "\n".join(notes)
 
 
 def _failures_split(runs: Sequence[Payload]) -> str:

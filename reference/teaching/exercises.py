@@ -96,6 +96,10 @@ class FixReport:
     written: tuple[str, ...]
     explored: Explorations | None = None  # with check_fix(..., explore=True)
     calls: Mapping[str, int] = field(default_factory=dict)  # Class.method -> calls (teaching/calls.py)
+    changes: Mapping[str, Mapping[str, int]] = field(
+        default_factory=dict
+    )  # Class.method -> what its calls changed
+    held: Mapping[str, set[str]] = field(default_factory=dict)  # Class.method -> components compared too
 
     @property
     def verdict(self) -> str:
@@ -119,7 +123,7 @@ class FixReport:
             if check.verdict != "ok":
                 lines.append(f"          claim:    {self.claims.get(check.id, 'the lesson story')}")
                 lines.append(f"          observed: {check.symptom}")
-        lines += calls.summary(self.calls, self.result.verdict)
+        lines += calls.summary(self.calls, self.result.verdict, self.changes, self.held)
         if self.explored:
             lines += ["", str(self.explored), "", f"Checklist and explorer together: {self.verdict.upper()}."]
         return wrap("\n".join(lines))
@@ -139,11 +143,11 @@ def check_fix(lesson: str, variant: ModuleType, explore: bool = False) -> FixRep
         raise ValueError(f"unknown lesson {lesson!r}; choose from {', '.join(LESSONS)}")
     chosen = Variant(variant.__name__, variant, "ok")
     written = tuple(c for c in COMPONENTS if getattr(variant, c) is not getattr(FALLBACK, c))
-    with calls.counting(variant, written) as counts:
+    with calls.counting(variant, written) as tally:
         result = outside_event_loop(lambda: run_lesson(LESSONS[lesson], chosen, Options()))
     claims = {check.id: check.claim for check in LESSONS[lesson].checklist("mock")}
     explored = explorations(lesson, variant) if explore else None
-    return FixReport(result, claims, written, explored, dict(counts))
+    return FixReport(result, claims, written, explored, dict(tally.counts), tally.changes, tally.held)
 
 
 @dataclass(frozen=True)

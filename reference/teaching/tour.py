@@ -202,7 +202,7 @@ TOPOLOGY = Topology(
     "Who talks to whom (one decode rank, one prefill instance)",
     (
         Node(_SCHEDULER, 0, 2.4, "decode"),
-        Node(_HEARTBEAT, 0.9, 2.4, "decode"),
+        Node(_HEARTBEAT, 0.7, 2.4, "decode"),
         Node(_RECEIVER, 0, 1.2, "decode"),
         Node(_MANAGER, 1.7, 1.2, "decode"),
         Node(_INBOX, 0, 0, "decode"),
