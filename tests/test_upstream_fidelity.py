@@ -10,7 +10,8 @@ scenarios, give the verdicts upstream's history says they must.
 - with `--provoke` (`Options(provoke=True)`) every `latent` is `bug`, its trigger named;
 - what the fixes leave open (the residual lessons, `RESIDUAL`): `restart-recovery`,
   `room-reuse` and `supervised-loops` `bug` wherever they can run (the DP dispatcher
-  arrived in 0.5.13), `failure-records` `bug` until 0.5.23 closes it,
+  arrived in 0.5.13), `failure-records` `bug` (0.5.23 closes it for requests that ended
+  Failed, not for those that ended Success),
   `stale-tracker` `latent` until mori starts its heartbeat (0.5.19: `bug`) and `ok`
   once mori's cleanup is gone (0.5.20).
 
@@ -55,7 +56,7 @@ RESIDUAL = {
     "0.5.12": {**dict.fromkeys(OPEN, "bug"), "supervised-loops": "unknown", "stale-tracker": "latent"},
     "0.5.18": {**dict.fromkeys(OPEN, "bug"), "stale-tracker": "latent"},
     "0.5.19": {**dict.fromkeys(OPEN, "bug"), "stale-tracker": "bug"},
-    NEWEST: {**dict.fromkeys(OPEN, "bug"), "failure-records": "ok", "stale-tracker": "ok"},
+    NEWEST: {**dict.fromkeys(OPEN, "bug"), "stale-tracker": "ok"},
 }
 CASES = [
     pytest.param(version, lesson, marks=pytest.mark.lesson(lesson), id=f"{version}-{lesson}")

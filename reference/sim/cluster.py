@@ -118,16 +118,17 @@ class Cluster:
     # -- what the run keeps ---------------------------------------------------------------------
     def sizes(self) -> dict[str, int]:
         roots: dict[str, Any] = {f"manager{m}": mgr for m, mgr in enumerate(self.managers)}
+        opaque = frozenset(getattr(self.variant, "SIM_OPAQUE", ()))
         for cls in _variant_classes(self.variant):
             for name, value in vars(cls).items():
-                if isinstance(value, CONTAINERS):
+                if isinstance(value, CONTAINERS) and name not in opaque:
                     roots[f"{cls.__name__}.{name}"] = value
         modules = {sys.modules.get(cls.__module__) for cls in _variant_classes(self.variant)}
         for module in (module for module in modules if module is not None):
             for name, value in vars(module).items():
                 if isinstance(value, CONTAINERS) and not name.startswith("__"):
                     roots[f"{module.__name__}.{name}"] = value
-        return container_sizes(roots)
+        return container_sizes(roots, opaque)
 
     def warm_up(self) -> None:
         """One request per manager and prefill from open to end, and its cleanup."""

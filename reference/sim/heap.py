@@ -10,6 +10,8 @@ it was first reached on (`KVManager.request_status`, `KVManager.cleared[*]`).
 Infrastructure is not walked into: the transport, the clock, the hooks, the decode's KV
 memory and inbox, threads, locks, modules, classes and functions. Those are the suite's
 own objects, the same for every variant, and some of them count per request by design.
+A variant names more in `SIM_OPAQUE` (attribute names): the upstream adapter's wiring, and
+upstream's class-level ZMQ connect cache, which our variants keep in the transport.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ OPAQUE_TYPES = (
 )
 
 
-def container_sizes(roots: dict[str, Any]) -> dict[str, int]:
-    """{path: len} for every container reachable from `roots` ({name: object})."""
+def container_sizes(roots: dict[str, Any], opaque_attributes: frozenset[str] = frozenset()) -> dict[str, int]:
+    """{path: len} for every container reachable from `roots` ({name: object}), not walking
+    into attributes named in `opaque_attributes` (a variant's `SIM_OPAQUE`)."""
     sizes: dict[str, int] = {}
     seen: set[int] = set()
     stack: list[tuple[str, Any]] = list(roots.items())[::-1]
@@ -52,7 +55,11 @@ def container_sizes(roots: dict[str, Any]) -> dict[str, int]:
         seen.add(id(obj))
         if isinstance(obj, CONTAINERS):
             sizes[path] = sizes.get(path, 0) + len(obj)
-        stack.extend(reversed(list(_children(path, obj))))
+        stack.extend(
+            reversed(
+                [(p, o) for p, o in _children(path, obj) if p.rpartition(".")[2] not in opaque_attributes]
+            )
+        )
     return sizes
 
 

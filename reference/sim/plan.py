@@ -83,9 +83,12 @@ class Plan:
                    [str(f) for f in data["faults"]], steps)  # fmt: skip
 
 
-def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Plan]:
+def plans(
+    profile: Profile, sockets: str, seed: int = 0, own_sockets_only: bool = False
+) -> st.SearchStrategy[Plan]:
     """Plans for one lesson's profile: a topology, a swarm of its faults, the decode's socket
-    options (`sockets` first, so a counterexample shrinks to it), then the steps."""
+    options (`sockets` first, so a counterexample shrinks to it; only `sockets` with
+    `own_sockets_only`), then the steps."""
     # Mostly one decode and one prefill (several requests then share one cache key), sometimes more.
     prefill = st.sampled_from([(1, 1), (1, 1), (2, 1), (1, 2), (2, 2)])
     topology = st.tuples(st.sampled_from([1, 1, 2]), st.sampled_from([1, 1, 2]).flatmap(
@@ -93,7 +96,8 @@ def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Pl
     # Each fault kind is on with probability 1/SWARM, independently (swarm testing).
     flags = st.lists(st.integers(0, SWARM - 1), min_size=len(profile.faults), max_size=len(profile.faults))
     swarm = flags.map(lambda draws: {f for f, d in zip(profile.faults, draws, strict=True) if d == SWARM - 1})
-    sockets_drawn = st.sampled_from([sockets, *(s for s in SOCKETS if s != sockets)])
+    others = () if own_sockets_only else tuple(s for s in SOCKETS if s != sockets)
+    sockets_drawn = st.sampled_from([sockets, *others])
 
     def with_steps(shape: tuple[tuple[int, list[tuple[int, int]]], set[str], str]) -> st.SearchStrategy[Plan]:
         (managers, prefills), faults, sockets = shape

@@ -1,9 +1,10 @@
 """`python -m reference --replay FILE`: run a saved counterexample again.
 
-The file (`report.save`) names the lesson, the variant (its module name and path), the
-invariant and the plan. The plan alone decides the run, so the replay is the same run on
-any machine: it prints the timeline and exits 1 when the invariant breaks again, 0 when
-it holds (the variant was fixed since), 2 when the file or the variant cannot be loaded.
+The file (`report.save`) names the lesson, the variant (its module name and path, or the
+upstream wheel or tree), the invariant and the plan. The plan alone decides the run, so
+the replay is the same run on any machine: it prints the timeline and exits 1 when the
+invariant breaks again, 0 when it holds (the variant was fixed since), 2 when the file or
+the variant cannot be loaded.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def replay_file(path: str, variant: ModuleType | None = None) -> int:
 
 
 def _load(spec: dict[str, str]) -> ModuleType:
+    if "sglang" in spec:  # a counterexample found on an upstream release
+        from reference.upstream import load_sglang
+
+        return load_sglang(spec["sglang"]).module
     name, path = spec.get("module", ""), spec.get("path", "")
     try:
         module = importlib.import_module(name)

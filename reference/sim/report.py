@@ -50,7 +50,7 @@ def save(run: Run, lesson: str, variant: ModuleType, directory: str | None = Non
     assert violation is not None
     data: dict[str, Any] = {
         "lesson": lesson,
-        "variant": {"module": variant.__name__, "path": _module_path(variant)},
+        "variant": _variant_spec(variant),
         "invariant": violation.invariant,
         "detail": violation.detail,
         "plan": run.plan.to_json(),
@@ -63,6 +63,15 @@ def save(run: Run, lesson: str, variant: ModuleType, directory: str | None = Non
     path = folder / f"{lesson}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
     path.write_text(text + "\n")
     return path
+
+
+def _variant_spec(variant: ModuleType) -> dict[str, str]:
+    """How `replay` finds the variant again: a module (name and path), or an upstream
+    release's wheel or tree (the upstream adapter's `SOURCE`)."""
+    source = getattr(variant, "SOURCE", None)
+    if source is not None:
+        return {"sglang": str(Path(source.origin).resolve())}
+    return {"module": variant.__name__, "path": _module_path(variant)}
 
 
 def _module_path(module: ModuleType) -> str:

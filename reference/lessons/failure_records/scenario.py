@@ -7,9 +7,10 @@ first, unconditionally: every late abort of a cleared room leaves one entry in
 `failure_records` that nobody will ever pop.
 
 The scenario (mock transport, virtual clock, upstream's heartbeat pruning the tracker
-every 5 s): `CYCLES` requests, each opened on a fresh room, sent, aborted by the
-scheduler, turned into its exception (`failure_exception`, which clears it), and then
-aborted once more, late (an AbortReq that raced the request's own end). With no request
+every 5 s): `CYCLES` requests, each opened on a fresh room and sent. Half end Failed
+(aborted by the scheduler, then turned into its exception, `failure_exception`, which
+clears it), half end Success (their transfer done, then `clear()`); each is then aborted
+once more, late (an AbortReq that raced the request's own end). With no request
 open at the end, every table upstream's manager keeps per room must be empty
 (`request_status`, `failure_records`, `addr_to_rooms_tracker`, the response tables).
 `bug` names each table that grew with the cycles and its size; `ok` when all are
@@ -43,6 +44,17 @@ def _sizes(manager: Any) -> dict[str, int]:
     }
 
 
+def _end(world: Any, receiver: Any, how: str) -> None:
+    """End the request as upstream's scheduler does: Failed (aborted, then its exception,
+    which clears it) or Success (its transfer done, then `clear()`)."""
+    if how == "Failed":
+        receiver.abort()
+        end_with_failure(receiver)  # upstream's raises it, ours returns it
+        return
+    world._wait(receiver)
+    receiver.clear()
+
+
 def observe(variant: ModuleType, options: Options) -> Observation:
     rooms = random.Random(options.seed).sample(range(1, 1 << 40), CYCLES)
     timeline: list[Event] = []
@@ -52,8 +64,7 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             receiver = variant.KVReceiver(world.manager, world.addr, room)
             receiver.init(0)
             receiver.send_metadata(world._pages())
-            receiver.abort()
-            end_with_failure(receiver)  # upstream's raises it, ours returns it
+            _end(world, receiver, "Failed" if cycle % 2 else "Success")
             receiver.abort()  # late: the scheduler's AbortReq raced the request's end
             if cycle % PRUNE_EVERY == 0:
                 world.clock.advance(CONFIG.heartbeat_interval)
@@ -68,13 +79,16 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         listed = ", ".join(f"{name} {size}" for name, size in grown.items())
         return Observation(
             "bug",
-            f"after {CYCLES} open/abort/clear cycles with no request open, manager state kept "
-            f"{listed} entries (one per late abort: unbounded)",
+            f"after {CYCLES} requests, half ended Failed and half Success, each aborted late, with no "
+            f"request open, manager state kept {listed} entries (late aborts: unbounded)",
             timeline,
             details,
         )
     return Observation(
-        "ok", f"after {CYCLES} open/abort/clear cycles every per-room table is empty", timeline, details
+        "ok",
+        f"after {CYCLES} late aborts of ended requests (Failed and Success) every per-room table is empty",
+        timeline,
+        details,
     )
 
 
