@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from reference.harness.lesson import Options
+from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
