@@ -29,14 +29,11 @@ def write(results: Sequence[Any], out: Path) -> list[Path]:
         if not isinstance(data, dict):
             continue
         out.mkdir(parents=True, exist_ok=True)
-        base = out / _name(result.lesson, result.variant, result.transport)
+        base = _name(result.lesson, result.variant, result.transport)  # may hold dots: sglang-0.5.23
+        json_path, svg_path = out / f"{base}.json", out / f"{base}.svg"
         check = {k: v for k, v in result.details.items() if k != "history"}
-        base.with_suffix(".json").write_text(
-            json.dumps({"check": check, "history": data}, indent=2, default=str)
-        )
-        title = (
-            f"{result.lesson} on {result.variant} ({result.transport}): {result.verdict}, {result.symptom}"
-        )
-        base.with_suffix(".svg").write_text(svg(History.from_json(data), title[:160]))
-        written += [base.with_suffix(".json"), base.with_suffix(".svg")]
+        json_path.write_text(json.dumps({"check": check, "history": data}, indent=2, default=str))
+        title = f"{result.lesson} on {result.variant}: {result.symptom}"  # the symptom names the transport
+        svg_path.write_text(svg(History.from_json(data), title))
+        written += [json_path, svg_path]
     return written
