@@ -50,14 +50,14 @@ def _fit(text: str, width: float) -> str:
 
 def _rows(ops: list[Op], x: Scale, end: float) -> dict[int, int]:
     """Op index -> row within its lane: an op goes on the first row whose last bar ends
-    left of its own bar as drawn (a bar is at least MIN_BAR px wide), so bars never hide
-    each other, not even those of quick requests one after the other."""
+    where its own bar begins or before (a bar is at least MIN_BAR px wide), so bars never
+    hide each other, not even those of quick requests one after the other."""
     row_of: dict[int, int] = {}
     free_at: dict[str, list[float]] = {}
     for op in sorted(ops, key=lambda o: o.invoked):
         rows = free_at.setdefault(op.process, [])
         left, right = _extent(op, x, end)
-        row = next((i for i, edge in enumerate(rows) if edge + 1 <= left), len(rows))
+        row = next((i for i, edge in enumerate(rows) if edge <= left + 0.5), len(rows))  # may touch
         rows[row : row + 1] = [right]
         row_of[op.index] = row
     return row_of
@@ -138,7 +138,7 @@ def _bars(history: History, x: Scale, y: dict[str, float], row_of: dict[int, int
     for op in history.ops:
         tip = f"{op.f} {op.value}: {NAMES[op.type]} {op.why}".strip()
         left, right = _extent(op, x, end)
-        width = right - left
+        width = right - left - 1  # a 1 px gap between bars that touch
         top = y[op.process] + PAD + row_of[op.index] * ROW + 2
         out.append(_rect(left, top, width, ROW - 4, COLOURS[op.type], tip, f' class="op {NAMES[op.type]}"'))
         label = str(op.value)
@@ -169,3 +169,38 @@ def _legend(at: float) -> list[str]:
         out.append(_text(left + 14, at, name, "#333"))
         left += 14 + CHAR * len(name) + 16
     return out
+
+
+def text(history: History, title: str) -> str:
+    """The same timeline as lines of text: each operation and each fault, in time order."""
+    rows = [(op.invoked, _op_line(op)) for op in history.ops]
+    rows += [
+        (f.started, f"{' '.join(f.hosts):10} fault {f.name}: {_span(f.started, f.healed)}")
+        for f in history.faults
+    ]
+    lines = textwrap.wrap(title, 110) + [_fit(row, 118 * CHAR) for _, row in sorted(rows, key=lambda r: r[0])]
+    return "\n".join(lines)
+
+
+def _op_line(op: Op) -> str:
+    line = f"{op.process:10} {op.f} {op.value}: {NAMES[op.type]:4} {_span(op.invoked, op.completed)}"
+    return f"{line}  {op.why}" if op.why else line
+
+
+def _span(start: float, end: float | None) -> str:
+    return f"{start:.2f} s to " + (f"{end:.2f} s" if end is not None else "never")
+
+
+class Picture:
+    """A run's timeline: drawn (SVG) where Jupyter shows it, its text elsewhere (`print`)."""
+
+    def __init__(self, history: History, title: str) -> None:
+        self.history, self.title = history, title
+
+    def _repr_svg_(self) -> str:
+        return svg(self.history, self.title)
+
+    def __str__(self) -> str:
+        return text(self.history, self.title)
+
+    __repr__ = __str__
