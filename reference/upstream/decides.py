@@ -103,7 +103,10 @@ SHAPES: dict[str, tuple[str, tuple[str, ...], list[tuple[str, str]]]] = {
         "KVReceiver",
         ("_check_waiting_timeout", "poll"),  # before 0.5.18 mooncake's poll had the timeout
         [
-            (r"self\.kv_mgr\.update_status\(", "the waiting timeout fails the request its prefill still holds"),
+            (
+                r"self\.kv_mgr\.update_status\(",
+                "the waiting timeout fails the request its prefill still holds",
+            ),
             (
                 r"timed out after .*\n(.*\n)*?.*self\.conclude_state = KVPoll\.Failed",
                 "the waiting timeout fails the request its prefill still holds",
