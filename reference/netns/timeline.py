@@ -1,7 +1,8 @@
 """A run's timeline as an SVG picture: one lane per host, requests as bars, faults shaded.
 
 `svg(history, title)` returns the picture as text (no plotting library needed): time
-runs left to right in real seconds, with a tick axis; each lane is a host; each
+runs left to right in real seconds since the history began, with a tick axis from
+just before the first operation or fault (the set-up before it is left out); each lane is a host; each
 operation a bar from its invoke to its completion, green ok, red fail, grey info, black
 lost (never completed), labelled with its value where it is wide enough; operations that
 overlap in time get rows of their own in the lane. Each fault is a shaded band over the
@@ -79,9 +80,12 @@ def svg(history: History, title: str) -> str:
     hosts = [*(op.process for op in history.ops), *(h for f in history.faults for h in f.hosts)]
     lanes = list(dict.fromkeys(hosts))
     end = max([history.now(), *(op.completed or 0 for op in history.ops)]) or 1.0
+    first = min([*(op.invoked for op in history.ops), *(f.started for f in history.faults)], default=0.0)
+    start = _step(end - first) * math.floor(first / _step(end - first))  # the set-up before it is not drawn
+    end = max(end, start + 1e-3)
 
     def x(t: float) -> float:
-        return LEFT + (WIDTH - LEFT - RIGHT) * t / end
+        return LEFT + (WIDTH - LEFT - RIGHT) * (t - start) / (end - start)
 
     row_of = _rows(history.ops, x, end)
     title_lines = textwrap.wrap(title, TITLE_CHARS)[:3] or [""]
@@ -109,7 +113,7 @@ def svg(history: History, title: str) -> str:
         bottom = lane_top + heights[lane]
         out.append(_line(LEFT, bottom, WIDTH - RIGHT, bottom, "#ddd"))
     out += _bars(history, x, y, row_of, end)
-    out += _axis(x, end, axis)
+    out += _axis(x, start, end, axis)
     out += _legend(height - 8)
     out.append("</svg>")
     return "\n".join(out) + "\n"
@@ -147,16 +151,16 @@ def _bars(history: History, x: Scale, y: dict[str, float], row_of: dict[int, int
     return out
 
 
-def _axis(x: Scale, end: float, at: float) -> list[str]:
+def _axis(x: Scale, start: float, end: float, at: float) -> list[str]:
     out = [_line(LEFT, at, WIDTH - RIGHT, at, "#666")]
-    step = _step(end)
-    ticks = [i * step for i in range(int(end / step + 1e-9) + 1)]
+    step = _step(end - start)
+    ticks = [start + i * step for i in range(int((end - start) / step + 1e-9) + 1)]
     for tick in ticks:
         label = f"{tick:g} s"
         anchor = "end" if x(tick) + CHAR * len(label) / 2 > WIDTH - 2 else "middle"
         out.append(_line(x(tick), at, x(tick), at + 4, "#666"))
         out.append(_text(max(LEFT, x(tick)), at + 16, label, "#333", f' text-anchor="{anchor}"'))
-    out.append(_text(10, at + 16, "time (real)", "#333"))
+    out.append(_text(10, at + 16, "real seconds", "#333"))
     return out
 
 
