@@ -649,8 +649,9 @@ display(netns_report.picture(one_way["fixed"]))
 # One lane per host, time in real seconds: each request a bar from its invoke to its completion
 # (green ok, red failed, labelled with its room), the fault shaded over the hosts it hit. The
 # fault's three requests fail in turn; the three after the heal succeed. What the picture cannot
-# show is in the check above: after the heal, the prefill wrote the pages of the failed rooms,
-# pages the fixed form had freed as each request failed. Nothing on the decode noticed.
+# show is in the check above: after the heal, the prefill wrote the pages of failed rooms (the
+# check lists which), pages the fixed form had freed as each request failed. Nothing on the
+# decode noticed.
 #
 # Hardened, the same fault:
 
