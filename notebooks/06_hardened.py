@@ -46,7 +46,7 @@
 # network namespaces): a committed one, or a live one where you are root. About ten minutes per
 # lesson, fifteen for the exercise and the discussion. Run as a script
 # (`python notebooks/06_hardened.py`), every cell prints what the notebook shows (pictures as
-# their titles or text).
+# their titles, saved as PNG files, or as text).
 
 # %%
 import reference.fixed
@@ -55,7 +55,7 @@ from reference.netns import ns
 from reference.netns import report as netns_report
 from reference.status import KVPoll
 from reference.teaching import bench, hardened, plots, runs
-from reference.teaching.show import display
+from reference.teaching.display import show
 from reference.transport.mock import MockNetwork
 
 # %% [markdown]
@@ -146,7 +146,7 @@ print(
 # each lesson shows only its own methods):
 
 # %%
-display(hardened.harden_diff("restart-recovery"))
+show(hardened.harden_diff("restart-recovery"))
 
 # %% [markdown]
 # Design point 1 below, by hand on the real hardened manager and the mock network: a cached
@@ -164,7 +164,7 @@ port = int(rank.rsplit(":", 1)[1])
 manager.connection_pool["prefill:8998_0_0_0"] = [{"rank_ip": "127.0.0.1", "rank_port": port}]
 network.connect(rank)  # the decode's PUSH socket to that rank
 network.unbind(rank)  # the prefill process dies: its connection closes
-display((network.peers_gone, manager.connection_pool))
+show((network.peers_gone, manager.connection_pool))
 
 # %% [markdown]
 # The entry is gone before any request could use it. Run the same calls with
@@ -227,7 +227,7 @@ print(hardened.recovery_setup(recovery_run))
 print(hardened.recovery_table(recovery_run))
 
 # %%
-display(hardened.recovery_picture(recovery_run))
+show(hardened.recovery_picture(recovery_run))
 
 # %% [markdown]
 # How to read it, row by row:
@@ -262,7 +262,7 @@ display(hardened.recovery_picture(recovery_run))
 print(hardened.hardened_targets(summary))
 
 # %%
-display({variant: hardened.median_first_success_ms(recovery_run, variant) for variant in hardened.VARIANTS})
+show({variant: hardened.median_first_success_ms(recovery_run, variant) for variant in hardened.VARIANTS})
 
 # %% [markdown]
 # A missed target is a finding, not an error. The first success after a restart includes one
@@ -270,7 +270,7 @@ display({variant: hardened.median_first_success_ms(recovery_run, variant) for va
 # over loopback); here is what one took in the same run, median per form, in milliseconds:
 
 # %%
-display(hardened.miss_setup_ms(bench.load("overhead")))
+show(hardened.miss_setup_ms(bench.load("overhead")))
 
 # %% [markdown]
 # That set-up, plus the benchmark's request stream polling every millisecond, is the floor
@@ -288,7 +288,7 @@ display(hardened.miss_setup_ms(bench.load("overhead")))
 # wheels: one socket per endpoint, `ZMQ_IMMEDIATE` left at its default (0), no monitor.
 
 # %%
-display(hardened.upstream_change("CommonKVReceiver._connect"))
+show(hardened.upstream_change("CommonKVReceiver._connect"))
 
 # %% [markdown]
 # Upstream's *prefill* side already watches `EVENT_DISCONNECTED` on the sockets it sends with
@@ -335,7 +335,7 @@ print(hardened.steps(reuse))
 # is worse than a failure: wrong output, no error.
 
 # %%
-display(hardened.harden_diff("room-reuse"))
+show(hardened.harden_diff("room-reuse"))
 
 # %% [markdown]
 # Three rules, all in the diff: only Bootstrapping opens a room, and opening starts a new
@@ -352,7 +352,7 @@ display(hardened.harden_diff("room-reuse"))
 # 0.5.19 and in 0.5.23, the two releases around it whose wheels `ci/upstream.sh` fetches:
 
 # %%
-display(hardened.upstream_change("CommonKVManager.update_status"))
+show(hardened.upstream_change("CommonKVManager.update_status"))
 
 # %% [markdown]
 # In 0.5.23 only an opening status (Bootstrapping, or WaitingForInput for a dummy CP rank)
@@ -390,7 +390,7 @@ for manager in (fixed_manager, hardened_manager):
     manager.update_status(9, KVPoll.Bootstrapping)  # the request opens room 9
     manager.clear(9)  # it ends; the room is cleared
     manager.abort(9)  # its AbortReq, late
-display(
+show(
     {
         "fixed": (fixed_manager.request_status, fixed_manager.failure_records),
         "hardened": (hardened_manager.request_status, hardened_manager.failure_records),
@@ -410,7 +410,7 @@ records = runs.run_all("failure-records", hardened.VARIANTS)
 print(runs.verdict_table(records))
 
 # %%
-display(
+show(
     plots.counts_picture(
         records,
         {
@@ -453,13 +453,13 @@ class KVManager(reference.fixed.KVManager):
 
 
 # %%
-display(hardened.check_fix("failure-records", hardened.variant_from({"KVManager": KVManager})))
+show(hardened.check_fix("failure-records", hardened.variant_from({"KVManager": KVManager})))
 
 # %% [markdown]
 # Hardened's answer, as its diff against `reference/fixed`:
 
 # %%
-display(hardened.harden_diff("failure-records"))
+show(hardened.harden_diff("failure-records"))
 
 # %% [markdown]
 # `record_failure` records only for an open room (the check sits where the write is, so every
@@ -472,10 +472,10 @@ display(hardened.harden_diff("failure-records"))
 # records nothing the second time.
 
 # %%
-display(hardened.upstream_change("CommonKVReceiver.abort"))
+show(hardened.upstream_change("CommonKVReceiver.abort"))
 
 # %%
-display(hardened.upstream_change("CommonKVManager.record_failure"))
+show(hardened.upstream_change("CommonKVManager.record_failure"))
 
 # %% [markdown]
 # That stops this scenario's late abort (the same receiver, aborted twice). `record_failure`
@@ -508,7 +508,7 @@ print(runs.verdict_table(tracker))
 print(hardened.steps(tracker))
 
 # %%
-display(hardened.harden_diff("stale-tracker"))
+show(hardened.harden_diff("stale-tracker"))
 
 # %% [markdown]
 # The hardened cleanup looks the set up and discards under `connection_lock`, and pops the
@@ -522,7 +522,7 @@ display(hardened.harden_diff("stale-tracker"))
 # upstream's own 0.5.19 code, the source of this lesson:
 
 # %%
-display(hardened.upstream_change("MoriKVManager._cleanup_room_tracking"))
+show(hardened.upstream_change("MoriKVManager._cleanup_room_tracking"))
 
 # %% [markdown]
 # What untracks a finished room instead, in 0.5.23: the receiver's own `clear()` (its body moved
@@ -530,7 +530,7 @@ display(hardened.upstream_change("MoriKVManager._cleanup_room_tracking"))
 # address, so there is no stale set to pop.
 
 # %%
-display(hardened.upstream_change("CommonKVReceiver._clear"))
+show(hardened.upstream_change("CommonKVReceiver._clear"))
 
 # %% [markdown]
 # ## 5. `supervised-loops`: a loop that raises still ends
@@ -556,7 +556,7 @@ print(runs.verdict_table(loops))
 print(hardened.steps(loops))
 
 # %%
-display(hardened.harden_diff("supervised-loops"))
+show(hardened.harden_diff("supervised-loops"))
 
 # %% [markdown]
 # Each loop runs under `supervised` (`reference/common/supervise.py`): log the exception with its
@@ -571,7 +571,7 @@ display(hardened.harden_diff("supervised-loops"))
 # the watchdog's body, also unchanged, has no `try` around its wait).
 
 # %%
-display(hardened.upstream_change("DPDispatcher.start"))
+show(hardened.upstream_change("DPDispatcher.start"))
 
 # %% [markdown]
 # ## 6. A tempting wrong hardening
@@ -596,7 +596,7 @@ class ClearingKVManager(reference.fixed.KVManager):
 
 
 # %%
-display(hardened.check_fix("failure-records", hardened.variant_from({"KVManager": ClearingKVManager})))
+show(hardened.check_fix("failure-records", hardened.variant_from({"KVManager": ClearingKVManager})))
 
 # %% [markdown]
 # Rejected by the lesson's one check, `story`: the late abort comes *after* `clear()`, so
@@ -643,7 +643,7 @@ else:
 print(netns_report.checks(one_way))
 
 # %%
-display(netns_report.picture(one_way["fixed"]))
+show(netns_report.picture(one_way["fixed"]))
 
 # %% [markdown]
 # One lane per host, time in real seconds: each request a bar from its invoke to its completion
@@ -656,7 +656,7 @@ display(netns_report.picture(one_way["fixed"]))
 # Hardened, the same fault:
 
 # %%
-display(netns_report.picture(one_way["hardened"]))
+show(netns_report.picture(one_way["hardened"]))
 
 # %% [markdown]
 # Hardened held the pages of the rooms whose ranks had not answered (`pages held out of use at
