@@ -7,7 +7,9 @@
 #                                    tests/test_upstream_*.py (may not skip here) and each table
 #   bash ci/upstream.sh --fetch-only only fetch those (what ci/test.sh does)
 #   bash ci/upstream.sh --all        every release from 0.5.11 to the newest on PyPI: writes
-#                                    the version matrix reference/upstream/VERSIONS.md
+#                                    the version matrix reference/upstream/VERSIONS.md; exit 0
+#                                    when every verdict is the expected one, an expected
+#                                    `unknown` included (restart-recovery on 0.5.15: RESIDUAL)
 # Assumes ci/setup.sh test was run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

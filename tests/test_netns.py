@@ -3,7 +3,8 @@
 Needs root and iproute2/nftables (`.ci/run` installs them); otherwise every test skips
 with the one-line reason. Each test removes what it builds; the leftover tests run the
 CLI as a child and check, after a normal exit and after a SIGKILL of the whole run,
-that no namespace, and no process of the run, is left.
+that no namespace, no process of the run, and no link or nft table in the root
+namespace (the suite's veths and tables live in its namespaces only) is left.
 """
 
 from __future__ import annotations
@@ -133,6 +134,14 @@ def _wait_clean() -> tuple[list[str], list[str]]:
         time.sleep(0.1)
 
 
+def _root_state() -> tuple[list[str], str]:
+    """The root namespace's links (names) and nft tables: a run must leave them as they were."""
+    links = sorted(
+        line.split(":")[1].strip().split("@")[0] for line in ns.sh(["ip", "-o", "link"]).splitlines()
+    )
+    return links, ns.sh(["nft", "list", "tables"])
+
+
 def _cli(*args: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
@@ -142,15 +151,18 @@ def _cli(*args: str) -> subprocess.Popen:
 
 
 def test_a_normal_run_leaves_nothing():
+    before = _root_state()
     run = _cli("--lesson", "stale-bootstrap", "--variant", "fixed", "--json")
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, err.decode()
     (row,) = json.loads(out)["results"]
     assert (row["transport"], row["verdict"]) == ("netns", "ok")
     assert _wait_clean() == ([], [])
+    assert _root_state() == before
 
 
 def test_a_run_killed_with_sigkill_leaves_nothing():
+    before = _root_state()
     run = _cli("--lesson", "restart-recovery", "--variant", "buggy")
     try:
         deadline = time.monotonic() + 60
@@ -166,6 +178,7 @@ def test_a_run_killed_with_sigkill_leaves_nothing():
     assert made, "the run had made no namespace when it was killed"
     assert _wait_clean() == ([], [])
     assert not set(made) & set(ns.listed())
+    assert _root_state() == before
 
 
 def _cmdline(proc: psutil.Process) -> str:

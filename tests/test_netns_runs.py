@@ -9,6 +9,10 @@ were written after the heal (the late-write residual).
 
 from __future__ import annotations
 
+import html
+import itertools
+import re
+
 import pytest
 
 from reference.netns import checker, ns
@@ -56,9 +60,36 @@ def test_the_timeline_has_a_lane_per_host_a_bar_per_op_and_shaded_faults():
     picture = svg(_history(), "partition on fixed")
     assert picture.startswith("<svg") and picture.rstrip().endswith("</svg>")
     assert ">decode<" in picture and ">prefill-0<" in picture
-    assert picture.count('fill="#c62828"') == 2 and picture.count('fill="#2e7d32"') == 1  # fail, ok bars
-    assert picture.count('fill="#000000"') == 1  # the lost op
-    assert picture.count('fill="#ffb300"') == 2  # the partition, shaded on both hosts
+    assert picture.count('class="op fail"') == 2 and picture.count('class="op ok"') == 1  # the bars
+    assert picture.count('class="op lost"') == 1  # the lost op
+    assert picture.count('class="fault"') == 2  # the partition, shaded on both hosts
+    assert "partition decode&lt;-&gt;prefill-0: 3.00 s to 6.00 s" in picture  # its label, with times
+
+
+def _texts(picture: str) -> list[tuple[float, str, str]]:
+    """(x, anchor, text) of every label."""
+    label = r'<text x="([\d.]+)" y="[\d.]+" fill="[^"]+"( text-anchor="\w+")?[^>]*>([^<]*)<'
+    found = re.findall(label, picture)
+    return [(float(x), a.split('"')[1] if a else "start", html.unescape(t)) for x, a, t in found]
+
+
+def test_the_timeline_keeps_every_label_inside_its_frame_and_no_bar_hides_another():
+    ticks = iter(x / 10 for x in range(1000))
+    history = History(clock=lambda: next(ticks))
+    for room in range(6):  # quick requests one after the other: each bar at least 3 px wide
+        history.complete(history.invoke("decode", "request", room), "ok")
+    late = history.fault("a fault with a long name that starts near the right edge", ("prefill-0",))
+    history.heal(late)
+    title = "late-kv-write on sglang-0.5.23: " + "a long symptom " * 30
+    picture = svg(history, title)
+    width = float(re.search(r'<svg [^>]*width="(\d+)"', picture)[1])  # type: ignore[index]
+    for x, anchor, text in _texts(picture):
+        left = x - 6.2 * len(text) * {"start": 0, "middle": 0.5, "end": 1}[anchor]
+        assert left >= 0 and left + 6.2 * len(text) <= width + 1, (x, anchor, text)
+    bars = re.findall(r'<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"[^>]*class="op', picture)
+    spans = sorted((float(y), float(x), float(x) + float(w)) for x, y, w in bars)
+    for (y1, _, right), (y2, left, _) in itertools.pairwise(spans):
+        assert y1 != y2 or right < left, "two bars overlap on one row"
 
 
 @pytest.mark.netns
@@ -113,13 +144,16 @@ def test_report_writes_a_history_and_its_picture_for_each_result_with_one(tmp_pa
         op["completed"] or op["invoked"] for op in data["ops"]
     )
     with_history = Result("late-kv-write", "fixed", "netns", "bug", "bug", "s", details={"history": data})
+    upstream = Result("late-kv-write", "sglang-0.5.23", "netns", "bug", "bug", "s", details={"history": data})
     without = Result("late-kv-write", "fixed", "mock", "bug", "bug", "s")
-    written = report.write([with_history, without], tmp_path)
+    written = report.write([with_history, upstream, without], tmp_path)
     assert sorted(p.name for p in written) == [
         "late-kv-write-fixed-netns.json",
         "late-kv-write-fixed-netns.svg",
+        "late-kv-write-sglang-0.5.23-netns.json",  # the release's dots stay in the name
+        "late-kv-write-sglang-0.5.23-netns.svg",
     ]
-    assert (tmp_path / "late-kv-write-fixed-netns.svg").read_text().count('fill="#c62828"') == 2
+    assert (tmp_path / "late-kv-write-fixed-netns.svg").read_text().count('class="op fail"') == 2
 
 
 def test_without_root_one_line_says_why(monkeypatch, capsys):

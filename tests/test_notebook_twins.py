@@ -148,11 +148,7 @@ def test_the_bare_result_check_catches_a_dropped_value():
     assert bare_results("print(x)\nreceiver.clear()", shows_a_value=False) == []
 
 
-# Notebook 06 is kept by another hand this session; it is checked once its cells show their results.
-SCRIPTED = [p for p in IPYNB if not p.name.startswith("06_")]
-
-
-@pytest.mark.parametrize("path", SCRIPTED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", IPYNB, ids=lambda p: p.name)
 def test_a_twin_run_as_a_script_prints_every_result(path):
     cells = [c for c in jupytext.read(path).cells if c.cell_type == "code"]
     bare = [

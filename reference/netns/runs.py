@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from contextlib import ExitStack
@@ -178,6 +179,16 @@ def _late(world: Any, failed: dict[int, int], pages: int) -> tuple[set[int], set
     return statuses, written
 
 
+def _recorded(fault: str, variant: str) -> dict[str, Any]:
+    """Where a reported run came from: when, the command, the machine's load."""
+    return {
+        "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "command": f"python -m reference.netns.runs --fault {fault} --variant {variant} --report DIR",
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reference.netns.runs")
     parser.add_argument("--fault", choices=FAULTS, action="append")
@@ -193,14 +204,17 @@ def main(argv: list[str] | None = None) -> int:
     for fault in args.fault or ["partition"]:
         for name in args.variant or ["fixed"]:
             result = run(fault, name)
-            history = result.pop("_history")
+            result.pop("_history")
             print(f"{fault:10} {name:9} {result['summary']} (set-up {result['setup_s']} s, "
                   f"teardown {result['teardown_s']} s)")  # fmt: skip
             if args.report:
                 args.report.mkdir(parents=True, exist_ok=True)
+                result["recorded"] = _recorded(fault, name)
                 (args.report / f"{fault}-{name}.json").write_text(json.dumps(result, indent=2, default=str))
-                title = f"{fault} on {name}: {result['summary']}"
-                (args.report / f"{fault}-{name}.svg").write_text(svg(history, title))
+                title = f"{fault} on {name}: {result['summary']}"  # as report.picture draws it
+                (args.report / f"{fault}-{name}.svg").write_text(
+                    svg(History.from_json(result["history"]), title)
+                )
     return 0
 
 

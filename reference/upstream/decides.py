@@ -99,6 +99,25 @@ SHAPES: dict[str, tuple[str, tuple[str, ...], list[tuple[str, str]]]] = {
             ),
         ],
     ),
+    "late-kv-write": (
+        "KVReceiver",
+        ("_check_waiting_timeout", "poll"),  # before 0.5.18 mooncake's poll had the timeout
+        [
+            (
+                r"self\.kv_mgr\.update_status\(",
+                "the waiting timeout fails the request its prefill still holds",
+            ),
+            (
+                r"timed out after .*\n(.*\n)*?.*self\.conclude_state = KVPoll\.Failed",
+                "the waiting timeout fails the request its prefill still holds",
+            ),
+        ],
+    ),
+    "bootstrap-partition": (
+        "KVManager",
+        ("_start_heartbeat_checker_thread", "start_decode_thread"),  # mooncake's closure before 0.5.13
+        [(r"self\._handle_node_failure\(", "missed /health probes alone fail the prefill's rooms")],
+    ),
     "task-refs": (
         "BootstrapServer",
         ("_run_server",),

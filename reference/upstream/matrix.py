@@ -7,9 +7,11 @@ Runs each lesson (mock transport) against every `sglang-*.whl` in DIR (default
 release from 0.5.11 on), and writes two summaries (the four fixes' lessons, and what
 the fixes leave open: the residual lessons) and one table: per release and lesson the
 verdict, the expectation from upstream's history (`FIRST_FIXED`, `RESIDUAL`), and the
-upstream line that decides it (`decides.py`). Exit status as `python -m reference`: 0
-when every verdict is the expected one, 1 when one differs, 2 when one is an unexpected
-`unknown` or there is no wheel.
+upstream line that decides it (`decides.py`). Exit status: 0 when every verdict is the
+expected one, 1 when one differs, 2 when one is an unexpected `unknown` or there is no
+wheel. An `unknown` is expected only where the release lacks the component or a
+`RESIDUAL` row expects it with its reason (restart-recovery on 0.5.15 and 0.5.15.post1:
+upstream's send would block for ever, the adapter's 1 s bound ends it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.cli import exit_code
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Result
 from reference.lessons import LESSONS
@@ -46,7 +47,13 @@ decided (that line did not run, or an adapter stand-in for upstream behaviour ra
 The residual lessons are the holes the four fixes leave open (`reference/hardened`
 closes them); their expectations, with the upstream line behind each, are
 `RESIDUAL` in `reference/upstream/__init__.py`, repeated below. `not present`: the
-release lacks the lesson's component (its verdict is `unknown`, as expected).
+release lacks the lesson's component (its verdict is `unknown`, as expected); the other
+expected `unknown` is a `RESIDUAL` row with its reason (restart-recovery on 0.5.15 and
+0.5.15.post1). Only an `unknown` nothing expects makes the run exit 2. `late-kv-write` and
+`bootstrap-partition` were found on the netns transport (`reference/netns/`); here, as
+every lesson, they run on the mock transport, decided on the decode side (for
+`late-kv-write` the scheduler that frees pages and the prefill that writes are the
+scenario's, see its `RESIDUAL` rows).
 """
 
 
@@ -163,7 +170,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args.out.write_text(text)
     print(text)
-    return exit_code(results)
+    return matrix_exit(results)
+
+
+def matrix_exit(results: Sequence[Result]) -> int:
+    """0 when every verdict is the expected one (an expected `unknown` included), 1 when one
+    differs, 2 when an `unknown` was not expected."""
+    if any(r.verdict == "unknown" and not r.as_expected for r in results):
+        return 2
+    return 0 if all(r.as_expected for r in results) else 1
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ waiting timeout, then SIGCONT) the resumed prefill writes a failed, cleared room
 The scenario (mock transport, virtual clock): A's metadata to its two prefill ranks,
 and the abort its timeout sends after it, are held 600 s (the prefill is paused: the
 messages wait in its socket, in order); A fails on the 300 s waiting timeout and is
-cleared; the scheduler takes pages for B,
+cleared; B_AFTER (60 s) later the scheduler takes pages for B,
 skipping those the manager reports in doubt (`KVManager.pages_in_doubt()`, where a
 variant has it); B succeeds; then the clock passes 600 s: the ranks do A's transfer (the mock's data plane
 writes the decode's memory directly, as RDMA does), then read the abort, too late. `bug`
@@ -42,6 +42,11 @@ from reference.lessons.stale_bootstrap.world import (
 from reference.status import KVPoll
 
 LATE = 2 * CONFIG.waiting_timeout  # seconds A's prefill messages are held: past the waiting timeout
+# B arrives this long after A failed: past upstream's deferred decode KV release, which from
+# sglang 0.5.21 holds a failed request's pages until every prefill rank acknowledges its
+# abort, but 30 s at most (SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT), then
+# frees them anyway. A prefill paused longer than that still writes them.
+B_AFTER = 60.0
 
 
 class Pages:
@@ -95,6 +100,7 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         a.clear()
         pages.give_back(a_pages)
         timeline.append(Event(world.clock.now(), f"A {KVPoll(a_status).name}, cleared", f"pages {a_pages}"))
+        world.clock.advance(B_AFTER)  # the next request comes once any time-bound hold is over
         doubt = _in_doubt(world)
         b_pages = pages.take(PAGES_PER_REQUEST, doubt)
         b = _request(world, room_b, b_pages)
