@@ -1,15 +1,19 @@
 """The checklist of lesson `failed-resurrect`: what PR #24539 guarantees, one check each.
 
 The fix is two lines in `update_status`: a Failed for a room that is absent (cleared) is
-a no-op. Read with the PR's text, it promises more than the story shows:
+a no-op. Read with the PR's text, it promises more than the story shows. The simulation
+(`reference/sim`, the deep `simulation` check) generates those promises' workloads: a
+cleared room stays cleared (`cleared-stays-cleared`, a stale Failed before a reused id
+opens included), a Failed for an open room reads Failed (`failed-visible`), nothing grows
+per request (`whole-state-bound`, `request_status` included); a fix that stops a first
+write from opening a room breaks the requests it opens (the gallery's `ignore_absent_always`:
+`poll` raises, `no-raise`). Two checks stay hand-built, for what the simulation does not do:
 
-- a late Failed never re-creates a cleared room, whatever state the room was cleared
-  in and whichever thread delivers the Failed (aborts, timeouts, status threads);
-- a room id a new request reuses is not Failed from a stale write that landed before
-  it opened (users can supply their own `bootstrap_room`);
-- `request_status` stays bounded however many late aborts arrive;
-- and it changes nothing else a request relies on: a Failed for an open room (a fresh
-  or a reused id) is still stored, and a new request's first write opens an absent room.
+- a late Failed never re-creates a cleared room, whatever state the room was cleared in
+  and from several threads at once (the simulation writes from one thread at a time);
+- a Failed for an open room, fresh or a reused id, is still stored: on an upstream release
+  (`--sglang`) this is the check that decides 0.5.11 in a run without deep checks (its
+  `abort()` writes no Failed, so the story passes).
 
 Every check drives only the variant protocol (`update_status`, `check_status`, `clear`,
 `record_failure`, `request_status`) on the mock transport; none reads how a fix works.
@@ -38,7 +42,6 @@ PATHS: dict[str, tuple[KVPoll, ...]] = {
 }
 OPEN_STATES = ("Bootstrapping", "WaitingForInput", "Transferring")  # a request still in flight
 ROOMS, THREADS = 40, 4
-CYCLES, WINDOW = 300, 4  # open/clear/late-abort cycles, rooms open at once
 BOUND = 5.0  # real seconds a delivering thread may take
 
 
@@ -106,30 +109,6 @@ def late_failed_never_recreates(variant: ModuleType, _options: Options) -> Obser
     )
 
 
-def reused_room_starts_clean(variant: ModuleType, _options: Options) -> Observation:
-    manager, problems = _manager(variant), []
-    for room, state in enumerate(PATHS, start=1):
-        _open(manager, room, state)
-        manager.clear(room)
-        _late_failed(manager, room)  # the stale write lands before the new request opens the id
-        for status in PATHS["Success"]:
-            manager.update_status(room, status)
-            got = manager.request_status.get(room)
-            if got is None or int(got) != status:
-                problems.append(
-                    f"room {room} (first cleared at {state}) reused: wrote {status.name}, reads {_name(got)}"
-                )
-                break
-        manager.clear(room)
-    if problems:
-        return Observation(
-            "bug", f"a stale Failed landed before the room id was reused: {'; '.join(problems)}"
-        )
-    return Observation(
-        "ok", f"{len(PATHS)} reused room ids each went Bootstrapping to Success after a stale Failed"
-    )
-
-
 def open_room_takes_failed(variant: ModuleType, _options: Options) -> Observation:
     manager, problems = _manager(variant), []
     for room, state in enumerate(OPEN_STATES, start=1):
@@ -152,54 +131,6 @@ def open_room_takes_failed(variant: ModuleType, _options: Options) -> Observatio
     )
 
 
-def request_status_bounded(variant: ModuleType, _options: Options) -> Observation:
-    manager, largest, open_rooms = _manager(variant), 0, []
-    for cycle in range(CYCLES):
-        room = 5000 + cycle
-        _open(manager, room, "WaitingForInput")
-        open_rooms.append(room)
-        if len(open_rooms) > WINDOW:  # the oldest request ends; its abort arrives late
-            done = open_rooms.pop(0)
-            manager.update_status(done, KVPoll.Success)
-            manager.clear(done)
-            _late_failed(manager, done)
-        largest = max(largest, len(manager.request_status))
-    for room in open_rooms:
-        manager.clear(room)
-        _late_failed(manager, room)
-    final = len(manager.request_status)
-    details = {"largest": largest, "final": final}
-    if largest > WINDOW or final:
-        return Observation(
-            "bug",
-            f"request_status grew to {largest} entries over {CYCLES} open/clear/late-abort cycles "
-            f"with at most {WINDOW} rooms open, and keeps {final} after every room was cleared",
-            details=details,
-        )
-    return Observation(
-        "ok",
-        f"request_status stayed within {largest} entries over {CYCLES} cycles, 0 at the end",
-        details=details,
-    )
-
-
-def absent_room_opens(variant: ModuleType, _options: Options) -> Observation:
-    manager, problems = _manager(variant), []
-    reused = 77
-    _open(manager, reused, "Success")
-    manager.clear(reused)
-    for which, room in (("a never-seen", 7), ("a cleared", reused)):
-        for status in PATHS["Success"]:  # the new request's first write opens the room
-            manager.update_status(room, status)
-            got = manager.request_status.get(room)
-            if got is None or int(got) != status:
-                problems.append(f"{status.name} written to {which} room {room} reads {_name(got)}")
-                break
-    if problems:
-        return Observation("bug", f"a new request could not open an absent room: {'; '.join(problems)}")
-    return Observation("ok", "a first write of Bootstrapping opens an absent room, never-seen or cleared")
-
-
 CHECKS = (
     Check(
         "late-failed-never-recreates",
@@ -208,27 +139,9 @@ CHECKS = (
         late_failed_never_recreates,
     ),
     Check(
-        "reused-room-starts-clean",
-        "a new request reusing a cleared room id is not Failed by a stale write that landed before it opened",
-        f'PR text: "a later request that reuses the room id may be marked Failed" ({PR})',
-        reused_room_starts_clean,
-    ),
-    Check(
         "open-room-takes-failed",
         "a Failed for an open room, fresh or a reused id, is still stored",
         f"update_status: the present-room branch is unchanged, Failed overrides ({PR})",
         open_room_takes_failed,
-    ),
-    Check(
-        "request-status-bounded",
-        "request_status stays bounded by the rooms open over many open/clear/late-abort cycles",
-        f'PR text: "request_status grows with every late abort" (the leak it closes) ({PR})',
-        request_status_bounded,
-    ),
-    Check(
-        "absent-room-opens",
-        "a new request's first write (Bootstrapping) opens an absent room, never-seen or cleared",
-        f"update_status: only `status == Failed` returns early for an absent room ({PR})",
-        absent_room_opens,
     ),
 )

@@ -4,8 +4,8 @@ Tempting: sglang 0.5.20 did make Failed terminal, and "once failed, always faile
 sounds like the safe reading of a late abort. Wrong on its own: the late Failed for a
 cleared room is still stored (the room comes back, the table leaks), and now a new
 request that reuses the id can never lift it: it is Failed from its first poll, the
-PR's second consequence made certain. Caught by `late-failed-never-recreates` and
-`reused-room-starts-clean`.
+PR's second consequence made certain. Caught by `late-failed-never-recreates` and by the
+simulation (`cleared-stays-cleared`).
 """
 
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver

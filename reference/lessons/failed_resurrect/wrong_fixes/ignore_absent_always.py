@@ -4,8 +4,8 @@ Tempting: "a cleared room stays cleared" read literally; a late Success or
 Transferring after `clear()` looks just as stale as a late Failed. Wrong: the first
 write of a room's life (the receiver's Bootstrapping) is a write to an absent room.
 Ignoring it means no new request ever appears in the status table and every poll
-raises KeyError. Caught by `absent-room-opens` (and every scenario that opens a room: the
-story cannot even read its rooms back).
+raises KeyError. Caught by the simulation (`no-raise`) and by every scenario that opens a
+room (the story cannot even read its rooms back).
 """
 
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver
