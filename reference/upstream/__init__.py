@@ -39,7 +39,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound, deps, wiring
+from reference.upstream import bound, coverage, deps, wiring
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -193,7 +193,8 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
     for loaded in load.upstream.values():
         bound.install(loaded)
-    module.DECIDE = functools.partial(wiring.decide, load, triggers)  # type: ignore[attr-defined]
+    decide = functools.partial(wiring.decide, load, triggers)
+    module.DECIDE = functools.partial(coverage.traced_decide, module, decide)  # type: ignore[attr-defined]
     unavailable["simulation"] = (  # the cluster simulation builds its mock cluster around the variant
         "the simulation drives components on the mock transport; the adapter wires upstream's own"
     )
