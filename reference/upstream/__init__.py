@@ -39,7 +39,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound, coverage, deps, wiring
+from reference.upstream import bound, coverage, deps, wiring, zmq_wire
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -74,10 +74,10 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
         ("0.5.11", "bug", "the decode's PUSH sockets have no disconnect monitor (CommonKVReceiver._connect, "
          "common/conn.py:2739; only the prefill's CommonKVManager._connect watches, from 0.5.14): a stale "
          "send queues and the request ends on the waiting timeout (0.5.19+: 1 of 5 fail, before: 5 of 5)"),
-        ("0.5.15", "unknown", "CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
-         "(common/conn.py:1107 in 0.5.15) and send_metadata has no try (mooncake/conn.py:1909): once the "
-         "restarted rank's connection drops, the next send to it blocks the scheduler forever; the "
-         "adapter bounds it at 1 s (reference/upstream/zmq_wire.py) and the zmq.Again escapes upstream"),
+        ("0.5.15", "bug", "worse: CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
+         "(common/conn.py:1107 in 0.5.15): once the restarted rank's connection drops libzmq drops the "
+         "pipe for good, and the next send to it (send_metadata, mooncake/conn.py:1909) never returns: the "
+         "scheduler hangs (the adapter's 1 s bound ends the wait, reference/upstream/zmq_wire.py)"),
         ("0.5.16", "bug", "as from 0.5.11: CommonKVReceiver._connect no longer sets RECONNECT_IVL -1 "
          "(common/conn.py:1318 in 0.5.16), the stale send queues"),
     ),
@@ -193,7 +193,7 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
     for loaded in load.upstream.values():
         bound.install(loaded)
-    decide = functools.partial(wiring.decide, load, triggers)
+    decide = zmq_wire.hang_is_bug(functools.partial(wiring.decide, load, triggers))
     module.DECIDE = functools.partial(coverage.traced_decide, module, decide)  # type: ignore[attr-defined]
     unavailable["simulation"] = (  # the cluster simulation builds its mock cluster around the variant
         "the simulation drives components on the mock transport; the adapter wires upstream's own"
