@@ -192,7 +192,7 @@ class RealPush:
         if int(sock.getsockopt(zmq.EVENTS)) & zmq.POLLOUT:
             return ""  # a pipe is there: libzmq could still take the message
         where = f"{caller.co_qualname} ({_relative(caller.co_filename)}:{line})"
-        bound = sock.getsockopt(zmq.SNDTIMEO) / 1000
+        bound = int(sock.getsockopt(zmq.SNDTIMEO)) / 1000
         return (
             f"{where} sends on a PUSH socket whose peer is gone, and the send never returns: "
             f"{self.bounded} set RECONNECT_IVL -1 and no SNDTIMEO, so libzmq dropped the pipe for good "
