@@ -199,6 +199,7 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         "the simulation drives components on the mock transport; the adapter wires upstream's own"
     )
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
+    module.TRIGGERS = triggers  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
     module.LOAD = load  # type: ignore[attr-defined]
     return module
