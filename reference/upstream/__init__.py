@@ -22,7 +22,10 @@ A component a version lacks is listed in the variant module's `UNAVAILABLE` as "
 present in <version>: <name>", which a lesson needing it reports as `unknown` (lesson
 `task-refs` reports that probe as not driven and decides from the other, see
 `Lesson.probes`). `DECIDE` (`wiring.py`) lets upstream's own wiring decide: `latent`
-where a defect is there but nothing in that release triggers it.
+where a defect is there but nothing in that release triggers it; it runs each check
+under the line tracer (`coverage.py`: what decided it, `adapter-decided` where adapter
+code did), and a send that would never return upstream is that run's `bug`
+(`zmq_wire.hang_is_bug`).
 
 Expectations come from upstream's release history: a fix lesson is expected `bug` (or
 `latent`, `BEFORE_FIX`) on versions before its fix and `ok` from the version that has

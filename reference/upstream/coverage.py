@@ -12,7 +12,10 @@ details (`decided_by`); `lesson_decision(result)` joins a lesson's checks, and
 - `deciding`: the line of the method the lesson turns on (`decides.py`: the method a
   fix changed, or the one that leaves a residual hole open) and `deciding_ran`, whether
   that very line executed in this run;
-- `upstream`: per upstream file, the lines that executed; `adapter`: the same for the
+- `upstream`: per upstream file, the lines that executed, and `functions`, each upstream
+  function that ran; where a lesson's checks judge named upstream methods (`JUDGED`:
+  task-refs' loops), each check's symptom names those that ran in it, with their lines;
+  `adapter`: the same for the
   adapter's files, and `stand_ins`: which of the adapter's stand-ins for upstream
   behaviour ran (`STAND_INS`, each with what it replaces);
 - `adapter_decided`: the verdict did not come from upstream's code. Literally: the
@@ -44,6 +47,12 @@ from reference.harness.result import Observation, Result
 from reference.upstream.decides import SHAPES, deciding_line
 
 ADAPTER_DIR = str(Path(__file__).resolve().parent)
+PACKAGE = "sglang/srt/disaggregation/"
+# lesson -> the upstream methods its checks judge: each check's symptom names those that ran.
+JUDGED: dict[str, tuple[str, ...]] = {
+    "task-refs": ("start", "_result_listener", "_worker_watchdog", "_cleanup_stale_mappings",
+                  "_run_server", "_cleanup_expired_entries"),
+}  # fmt: skip
 # Adapter functions that do what upstream's code would (not loading, wiring or clocking):
 # (file, function) -> the upstream behaviour it replaces.
 STAND_INS: dict[tuple[str, str], str] = {
@@ -60,6 +69,7 @@ class Decision:
     adapter: dict[str, set[int]] = field(default_factory=dict)  # reference/upstream file -> lines
     stand_ins: list[str] = field(default_factory=list)  # "manager.py:_discard_without_the_lock: what"
     adapter_decided: bool = False
+    functions: list[str] = field(default_factory=list)  # upstream functions that ran: "Class.f (file:line)"
 
     def summary(self) -> str:
         lines = sum(len(v) for v in self.upstream.values())
@@ -78,6 +88,7 @@ class Decision:
             "adapter_lines": {f: len(v) for f, v in sorted(self.adapter.items())},
             "stand_ins": self.stand_ins,
             "adapter_decided": self.adapter_decided,
+            "upstream_functions": self.functions,
         }
 
 
@@ -102,6 +113,7 @@ class _Tracer:
         self.upstream: dict[str, set[int]] = {}
         self.adapter: dict[str, set[int]] = {}
         self.functions: set[tuple[str, str]] = set()
+        self.upstream_functions: set[tuple[str, int, str]] = set()  # (file, first line, qualname)
         self.lock = threading.Lock()
         self.stopped = False  # a thread the check left running records nothing after it
 
@@ -112,6 +124,9 @@ class _Tracer:
         if filename.startswith("<sglang-"):
             table = self.upstream
             key = filename.partition(">/")[2]
+            code = frame.f_code
+            with self.lock:
+                self.upstream_functions.add((key, code.co_firstlineno, code.co_qualname))
         elif filename.startswith(ADAPTER_DIR):
             table, key = self.adapter, Path(filename).name
             with self.lock:
@@ -137,6 +152,12 @@ class _Tracer:
                 {k: set(v) for k, v in self.adapter.items()},
                 set(self.functions),
             )
+
+    def ran_upstream(self) -> list[str]:
+        """Each upstream function that ran, `Class.method (file:line)`, in file order."""
+        with self.lock:
+            found = sorted(self.upstream_functions)
+        return [f"{name} ({file.removeprefix(PACKAGE)}:{line})" for file, line, name in found]
 
 
 def _chain(first: Trace | None, second: Trace | None) -> Trace | None:
@@ -172,7 +193,18 @@ def traced_decide(module: ModuleType, decide: Callable[..., Observation], lesson
         observation = decide(lesson_id, options, run)
     decision = _decision(module, lesson_id, observation.verdict, tracer)
     details = {**observation.details, "decided_by": decision}
-    return Observation(observation.verdict, observation.symptom, observation.timeline, details)
+    return Observation(
+        observation.verdict, _judged(lesson_id, observation, decision), observation.timeline, details
+    )
+
+
+def _judged(lesson_id: str, observation: Observation, decision: Decision) -> str:
+    """The check's symptom, naming the upstream code it judged that ran in it (`JUDGED`)."""
+    names = JUDGED.get(lesson_id, ())
+    judged = [f for f in decision.functions if f.split(" ", 1)[0].rpartition(".")[2] in names]
+    if not judged or observation.verdict == "unknown":
+        return observation.symptom
+    return f"{observation.symptom} [upstream code judged, run in this check: {', '.join(judged)}]"
 
 
 def decided(lesson: Lesson, variant: Any, options: Options) -> tuple[Result, Decision]:
@@ -188,6 +220,7 @@ def _decision(module: ModuleType, lesson_id: str, verdict: str, tracer: _Tracer)
     upstream, adapter, functions = tracer.snapshot()
     stand_ins = [f"{f}:{name}: {what}" for (f, name), what in STAND_INS.items() if (f, name) in functions]
     decision = Decision(_deciding(module, lesson_id), False, upstream, adapter, stand_ins)
+    decision.functions = tracer.ran_upstream()
     decision.deciding_ran = _ran(decision)
     decision.adapter_decided = _adapter_decided(decision, verdict, bool(stand_ins))
     return decision
@@ -224,6 +257,7 @@ def lesson_decision(result: Result) -> Decision | None:
             for file, lines in theirs.items():
                 mine.setdefault(file, set()).update(lines)
         joined.stand_ins += [s for s in d.stand_ins if s not in joined.stand_ins]
+        joined.functions += [f for f in d.functions if f not in joined.functions]
     joined.deciding_ran = _ran(joined)
     in_a_bug = any(d.stand_ins for verdict, d in decisions if verdict == "bug")
     joined.adapter_decided = _adapter_decided(joined, result.verdict, in_a_bug)
