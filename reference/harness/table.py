@@ -113,8 +113,8 @@ def legend(results: Sequence[Result], verbose: bool = False) -> str:
             lines.append(f"  {word:<8} {meaning}")
     if any(_adapter_decided(r) for r in results):
         lines.append(
-            f"  {ADAPTER_DECIDED}  by line coverage: the upstream line it turns on did not run, or a stand-in "
-            "ran where a check saw bug"
+            f"  {ADAPTER_DECIDED}  by line coverage: the upstream line it turns on did not run, "
+            "or a stand-in ran where a check saw bug"
         )
     lines.append(
         "  expected buggy: bug; fixed: ok, bug on the residual lessons; --impl: ok; --sglang: its history"
