@@ -38,7 +38,7 @@ from reference.harness.isolation import (
 )
 from reference.harness.result import Result
 from reference.harness.specs import VariantSpec
-from reference.harness.table import GROUPS, expand_groups, format_table, impl_summary, legend
+from reference.harness.table import GROUPS, decided_fields, expand_groups, format_table, impl_summary, legend
 from reference.lessons import LESSONS, Lesson, Options, run_lesson
 from reference.oneline_args import OneLineParser
 from reference.transport import TRANSPORTS, runs_on, transport_unusable
@@ -227,7 +227,8 @@ def counterexamples(result: Result) -> list[tuple[str, str]]:
 
 def _json_row(result: Result) -> dict:
     stack = result.details.get("stack")
-    return {**result.to_json(), "stack": stack} if isinstance(stack, str) else result.to_json()
+    row = {**result.to_json(), "stack": stack} if isinstance(stack, str) else result.to_json()
+    return {**row, **decided_fields(result)}  # upstream: `label` (adapter-decided) and `decided_by`
 
 
 def exit_code(results: Sequence[Result]) -> int:

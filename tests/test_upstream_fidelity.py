@@ -142,8 +142,9 @@ def test_0_5_18_race_fires_without_hooks_under_stress():
 
 
 def test_0_5_19_fails_every_room_and_keeps_watching():
-    result = run_lesson(LESSONS["live-set-race"], load_sglang(str(wheel("0.5.19"))), Options())
-    assert result.details == {"first_failed": 3, "heartbeat_alive": True, "later_failed": 2}
+    result = run_lesson(LESSONS["live-set-race"], load_sglang(str(wheel("0.5.19"))), Options(check="story"))
+    observed = {k: v for k, v in result.details.items() if k != "decided_by"}  # coverage.py's, per check
+    assert observed == {"first_failed": 3, "heartbeat_alive": True, "later_failed": 2}
 
 
 @pytest.mark.loopback
@@ -253,7 +254,7 @@ def test_stale_tracker_ok_on_the_newest_comes_from_upstreams_own_cleanup():
     adapter's live-set-race trigger) loses the new prefill's room."""
     variant = load_sglang(str(wheel(NEWEST)))
     assert run_lesson(LESSONS["stale-tracker"], variant, Options()).verdict == "ok"
-    triggers = variant.module.DECIDE.args[1]
+    triggers = variant.module.TRIGGERS
     with triggers.on("live-set-race"):
         old_steps = LESSONS["stale-tracker"].body(variant.module, Options())
     assert old_steps.verdict == "bug" and "tracked nowhere" in old_steps.symptom

@@ -6,13 +6,18 @@ Measured on the 0.5.19 wheel: the cached socket is a `zmq.Socket` with upstream'
 options (LINGER 0, SNDTIMEO 1000 ms, IMMEDIATE 0) or, with `--sockets fail-fast`,
 IMMEDIATE 1; a fail-fast send to a restarted rank raises libzmq's `zmq.Again` inside
 upstream's `send_metadata`, whose own `except zmq.ZMQError` fails the request and
-invalidates its cache entry; closing the world closes every socket it made."""
+invalidates its cache entry; closing the world closes every socket it made. On 0.5.15
+(RECONNECT_IVL -1, no SNDTIMEO) a send to a restarted rank never returns upstream:
+`restart-recovery` is `bug`, naming upstream's caller and `_connect`."""
 
 from __future__ import annotations
 
+import pytest
 import zmq
 from upstream_wheels import wheel
 
+from reference.harness.lesson import Options, run_lesson
+from reference.lessons import LESSONS
 from reference.lessons.stale_bootstrap.check_world import check_world
 from reference.status import KVPoll
 from reference.upstream import load_sglang
@@ -80,3 +85,31 @@ def test_upstreams_own_heartbeat_loop_runs() -> None:
         assert world.manager.heartbeat_rounds >= 2
     thread.join(2)
     assert not thread.is_alive()
+
+
+def _optional_wheel(version: str):
+    """A release CI does not fetch (not a boundary one): skip without it, even under CI."""
+    from upstream_wheels import wheel_dir
+
+    found = sorted(wheel_dir().glob(f"sglang-{version}-*.whl"))
+    if not found:
+        pytest.skip(f"no sglang-{version} wheel (bash ci/upstream.sh --all fetches every release)")
+    return found[0]
+
+
+def test_a_send_that_never_returns_upstream_is_a_bug_naming_why() -> None:
+    """0.5.15's decode sockets reconnect never (RECONNECT_IVL -1) and time out never: once
+    the restarted rank's connection dropped, libzmq has no pipe for the next send. Measured:
+    the adapter's bound fired on a socket upstream set RECONNECT_IVL -1 on, with no pipe."""
+    variant = load_sglang(str(_optional_wheel("0.5.15")))
+    result = run_lesson(LESSONS["restart-recovery"], variant, Options(quick=True))
+    assert result.verdict == result.expected == "bug", result.symptom
+    assert "the send never returns" in result.symptom and "RECONNECT_IVL -1" in result.symptom
+    assert "CommonKVReceiver._connect (common/conn.py:" in result.symptom
+    assert "send_metadata (mooncake/conn.py:" in result.symptom
+    assert (
+        "the send never returns"
+        not in run_lesson(
+            LESSONS["restart-recovery"], load_sglang(str(wheel("0.5.19"))), Options(quick=True)
+        ).symptom
+    )

@@ -4,7 +4,10 @@ A person reads the table in a terminal, so it fits `WIDTH` (120) columns: every 
 the symptom is as wide as its widest cell, and the symptom gets what is left, cut with
 `CUT` when longer (whole with `--verbose`, and always in `--json`). Under the table a
 legend explains each mark the table uses (`!`, `CUT`, `-`, the `checks` count, each
-verdict word that appears), so a new verdict or check needs no new column.
+verdict word that appears), so a new verdict or check needs no new column. On upstream
+sglang a verdict the adapter's code decided, not upstream's, reads `<verdict> (adapter-decided)`,
+measured from the run's line coverage (`reference/upstream/coverage.py`; `decided_fields`
+puts the label and what decided it into `--json`).
 
 `impl_summary` says what a run of your own module found in the terms a reviewer of an
 upstream fix asks for: do the four fix lessons pass, and which residual lessons fail
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from typing import Any
 
 from reference.harness.checks import score
 from reference.harness.result import Result
@@ -31,6 +35,7 @@ MIN_SYMPTOM = 16  # a symptom column never narrower than this, even when the oth
 FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
 GROUPS = {"fixes": FIX_LESSONS, "residual": RESIDUAL_LESSON_IDS}
 HEADER = ("lesson", "variant", "transport", "verdict", "expected", "sockets", "checks", "time", "symptom")
+ADAPTER_DECIDED = "adapter-decided"
 VERDICT_WORDS = {
     "ok": "the lesson's story and every check held",
     "bug": "the story or a check saw the defect (the symptom says what)",
@@ -48,8 +53,23 @@ def short(name: str, room: int = MAX_VARIANT) -> str:
     return name if len(name) <= room else "…" + name[-(room - 1) :]
 
 
+def decided_fields(result: Result) -> dict[str, Any]:
+    """An upstream result's `label` (its verdict, or `adapter-decided`) and `decided_by`
+    (the coverage of its checks) for `--json`; {} for a result of any other variant."""
+    if not any("decided_by" in c.details for c in result.checks):
+        return {}
+    from reference.upstream.coverage import json_fields  # the upstream adapter: only for its results
+
+    return json_fields(result)
+
+
+def _adapter_decided(result: Result) -> bool:
+    return decided_fields(result).get("label") == ADAPTER_DECIDED
+
+
 def _row(r: Result) -> tuple[str, ...]:
-    verdict = r.verdict + ("" if r.as_expected else " !")
+    verdict = r.verdict + (f" ({ADAPTER_DECIDED})" if _adapter_decided(r) else "")
+    verdict += "" if r.as_expected else " !"
     checks = score(r.checks) if r.checks else "-"
     where, time = _transport(r), f"{r.seconds:.2f}s"
     return (r.lesson, short(r.variant), where, verdict, r.expected, r.sockets, checks, time)
@@ -91,6 +111,11 @@ def legend(results: Sequence[Result], verbose: bool = False) -> str:
     for word, meaning in VERDICT_WORDS.items():
         if any(word in (r.verdict, r.expected) for r in results):
             lines.append(f"  {word:<8} {meaning}")
+    if any(_adapter_decided(r) for r in results):
+        lines.append(
+            f"  {ADAPTER_DECIDED}  by line coverage: the upstream line it turns on did not run, "
+            "or a stand-in ran where a check saw bug"
+        )
     lines.append(
         "  expected buggy: bug; fixed: ok, bug on the residual lessons; --impl: ok; --sglang: its history"
     )

@@ -22,7 +22,10 @@ A component a version lacks is listed in the variant module's `UNAVAILABLE` as "
 present in <version>: <name>", which a lesson needing it reports as `unknown` (lesson
 `task-refs` reports that probe as not driven and decides from the other, see
 `Lesson.probes`). `DECIDE` (`wiring.py`) lets upstream's own wiring decide: `latent`
-where a defect is there but nothing in that release triggers it.
+where a defect is there but nothing in that release triggers it; it runs each check
+under the line tracer (`coverage.py`: what decided it, `adapter-decided` where adapter
+code did), and a send that would never return upstream is that run's `bug`
+(`zmq_wire.hang_is_bug`).
 
 Expectations come from upstream's release history: a fix lesson is expected `bug` (or
 `latent`, `BEFORE_FIX`) on versions before its fix and `ok` from the version that has
@@ -39,7 +42,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from reference.upstream import bound, deps, wiring
+from reference.upstream import bound, coverage, deps, wiring, zmq_wire
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -74,10 +77,10 @@ RESIDUAL: dict[str, tuple[tuple[str, Expected, str], ...]] = {
         ("0.5.11", "bug", "the decode's PUSH sockets have no disconnect monitor (CommonKVReceiver._connect, "
          "common/conn.py:2739; only the prefill's CommonKVManager._connect watches, from 0.5.14): a stale "
          "send queues and the request ends on the waiting timeout (0.5.19+: 1 of 5 fail, before: 5 of 5)"),
-        ("0.5.15", "unknown", "CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
-         "(common/conn.py:1107 in 0.5.15) and send_metadata has no try (mooncake/conn.py:1909): once the "
-         "restarted rank's connection drops, the next send to it blocks the scheduler forever; the "
-         "adapter bounds it at 1 s (reference/upstream/zmq_wire.py) and the zmq.Again escapes upstream"),
+        ("0.5.15", "bug", "worse: CommonKVReceiver._connect sets RECONNECT_IVL -1 and no SNDTIMEO "
+         "(common/conn.py:1107 in 0.5.15): once the restarted rank's connection drops libzmq drops the "
+         "pipe for good, and the next send to it (send_metadata, mooncake/conn.py:1909) never returns: the "
+         "scheduler hangs (the adapter's 1 s bound ends the wait, reference/upstream/zmq_wire.py)"),
         ("0.5.16", "bug", "as from 0.5.11: CommonKVReceiver._connect no longer sets RECONNECT_IVL -1 "
          "(common/conn.py:1318 in 0.5.16), the stale send queues"),
     ),
@@ -208,7 +211,8 @@ def _build(source: UpstreamSource) -> types.ModuleType:
         unavailable.update({member: f"{source.label}: {why}" for member, why in gaps.items()})
     for loaded in load.upstream.values():
         bound.install(loaded)
-    module.DECIDE = functools.partial(wiring.decide, load, triggers)  # type: ignore[attr-defined]
+    decide = zmq_wire.hang_is_bug(functools.partial(wiring.decide, load, triggers))
+    module.DECIDE = functools.partial(coverage.traced_decide, module, decide)  # type: ignore[attr-defined]
     # The simulation (reference/sim) drives upstream's classes as it drives ours. Its whole-state
     # bound leaves out upstream's class-level ZMQ connect cache (our variants keep theirs in the
     # transport, which it never walks) and the adapter's own wiring; and it plans only the run's
@@ -217,6 +221,7 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     module.SIM_OPAQUE = ("_socket_cache", "_socket_locks", "relays", "_inline_globals")  # type: ignore[attr-defined]
     module.SIM_OWN_SOCKETS_ONLY = True  # type: ignore[attr-defined]
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
+    module.TRIGGERS = triggers  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
     module.LOAD = load  # type: ignore[attr-defined]
     return module

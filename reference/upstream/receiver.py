@@ -114,7 +114,7 @@ class ReceiverAdapter:
         sock, lock = relays.connect(type(self), relay)  # upstream's own _connect, to the relay
         inbox = self.kv_mgr.inbox
         frames = MooncakeWire(info, inbox.memory if inbox is not None else None)
-        return RealPush(sock, relay, frames.translated), lock
+        return RealPush(sock, relay, frames.translated, relays.bounded_by_adapter(relay)), lock
 
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
         with self._bound():

@@ -28,9 +28,15 @@ Two options the adapter sets on upstream's sockets, as the context's defaults fo
 socket `_connect` creates (never after its `connect`; upstream's own setting wins):
 - SNDTIMEO where a release sets none (before 0.5.17): 1 s, upstream's own value from
   0.5.17 (0.5 s with `fail-fast`). Without it, a send with no pipe left blocks forever:
-  0.5.13 to 0.5.16 also set RECONNECT_IVL -1, so once a restarted rank's connection
-  drops, the next send to it would hang the scheduler (what #31144 bounded in 0.5.17);
-  here it raises `zmq.Again` after the bound, into upstream's own `except`;
+  0.5.15 (and 0.5.15.post1) also sets RECONNECT_IVL -1 on the decode's PUSH sockets
+  (`CommonKVReceiver._connect`), so once a restarted rank's connection drops libzmq
+  drops that pipe for good and the next send to it hangs the scheduler (what
+  https://github.com/sgl-project/sglang/pull/31144 bounded in 0.5.17). Where the bound
+  that fired is the adapter's, reconnecting is off and no pipe is left, the send would
+  never have returned upstream: `RealPush` raises `SendNeverReturns` naming upstream's
+  caller and `_connect` (never a `zmq.ZMQError`, which upstream's own `except` would
+  treat as an error it could see), and `hang_is_bug` makes it that run's verdict,
+  `bug`. Any other `zmq.Again` is libzmq's, raised into upstream's own `except`;
 - IMMEDIATE=1 with `fail-fast` (an option of this repository, not upstream's).
 
 `close()` closes the relays, the monitors and the PUSH sockets the adapter had
@@ -43,12 +49,15 @@ from __future__ import annotations
 
 import itertools
 import socket
+import sys
 import threading
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 import zmq
 
+from reference.harness.result import Observation
 from reference.transport.base import PushSocket, TransportError
 from reference.transport.sockets import FAIL_FAST, UPSTREAM
 
@@ -151,17 +160,44 @@ def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> None:
             recv_monitor_message(monitor)
 
 
+class SendNeverReturns(Exception):
+    """Upstream's send blocked where libzmq can never unblock it: reconnecting is off, no
+    pipe is left and upstream set no send timeout (the one that fired is the adapter's)."""
+
+
 class RealPush:
     """Upstream's own PUSH socket; after a send it accepted, the relay hands the message
-    on. Every other attribute is the socket's."""
+    on. Every other attribute is the socket's. `bounded`: upstream's `_connect` that made
+    it (`Class._connect (file:line)`) where the send timeout is the adapter's, else ""."""
 
-    def __init__(self, sock: zmq.Socket, relay: Relay, translate: Translate) -> None:
-        self.sock, self.relay, self.translate = sock, relay, translate
+    def __init__(self, sock: zmq.Socket, relay: Relay, translate: Translate, bounded: str = "") -> None:
+        self.sock, self.relay, self.translate, self.bounded = sock, relay, translate, bounded
 
     def send_multipart(self, frames: list[bytes], *args: Any, **kwargs: Any) -> Any:
-        sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
+        try:
+            sent = self.sock.send_multipart(frames, *args, **kwargs)  # raises what libzmq raises
+        except zmq.Again:
+            never = self._never_returns(sys._getframe(1).f_code, sys._getframe(1).f_lineno)
+            if never:
+                raise SendNeverReturns(never) from None
+            raise
         self.relay.forward(self.translate)
         return sent
+
+    def _never_returns(self, caller: CodeType, line: int) -> str:
+        """Why this timed-out send would never have returned upstream ("" if it would)."""
+        sock = self.sock
+        if not self.bounded or self.relay.immediate or sock.getsockopt(zmq.RECONNECT_IVL) != -1:
+            return ""
+        if int(sock.getsockopt(zmq.EVENTS)) & zmq.POLLOUT:
+            return ""  # a pipe is there: libzmq could still take the message
+        where = f"{caller.co_qualname} ({_relative(caller.co_filename)}:{line})"
+        bound = int(sock.getsockopt(zmq.SNDTIMEO)) / 1000
+        return (
+            f"{where} sends on a PUSH socket whose peer is gone, and the send never returns: "
+            f"{self.bounded} set RECONNECT_IVL -1 and no SNDTIMEO, so libzmq dropped the pipe for good "
+            f"and blocks the caller for ever (the adapter's {bound:g} s bound ended the wait)"
+        )
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.sock, name)
@@ -175,6 +211,7 @@ class Relays:
         self.ctx = _context()
         self.by_scenario: dict[str, Relay] = {}
         self.made: list[tuple[Any, str]] = []  # (upstream's receiver class, endpoint) per socket
+        self.bounded: dict[str, str] = {}  # relay endpoint -> upstream's _connect, where no SNDTIMEO
         self.lock = threading.Lock()
         self.fail_fast = bool(getattr(transport, "immediate", False))
         on_peer_gone = getattr(transport, "on_peer_gone", None)
@@ -220,8 +257,16 @@ class Relays:
                 ctx.sockopts.update(saved)
             if fresh:
                 self.made.append((cls, relay.endpoint))
+                if "SNDTIMEO" not in _names(cls._connect):  # the bound is the adapter's
+                    self.bounded[relay.endpoint] = _where(cls._connect)
         relay.watch(sock, lock)
         return sock, lock
+
+    def bounded_by_adapter(self, relay: Relay) -> str:
+        """Upstream's `_connect` that made `relay`'s socket where the send timeout is the
+        adapter's (`Class._connect (file:line)`), else ""."""
+        with self.lock:
+            return self.bounded.get(relay.endpoint, "")
 
     def _gone(self, scenario_endpoint: str) -> None:
         with self.lock:
@@ -238,6 +283,7 @@ class Relays:
             relays, made = list(self.by_scenario.values()), list(self.made)
             self.by_scenario.clear()
             self.made.clear()
+            self.bounded.clear()
         for relay in relays:
             relay.close()
         for cls, endpoint in made:
@@ -257,3 +303,36 @@ def _context() -> zmq.Context:
     if not _CTX:
         _CTX.append(zmq.Context())
     return _CTX[0]
+
+
+def _names(function: Any) -> tuple[str, ...]:
+    code = getattr(function, "__code__", None)
+    return code.co_names if code is not None else ()
+
+
+def _where(function: Any) -> str:
+    code = function.__code__
+    return f"{code.co_qualname} ({_relative(code.co_filename)}:{code.co_firstlineno})"
+
+
+def _relative(filename: str) -> str:
+    """`<sglang-0.5.15>/sglang/srt/disaggregation/common/conn.py` -> `common/conn.py`."""
+    return filename.partition(">/")[2].removeprefix("sglang/srt/disaggregation/") or filename
+
+
+def hang_is_bug(decide: Callable[..., Observation]) -> Callable[..., Observation]:
+    """`decide` (the variant's `DECIDE`) whose runs report a send that never returns as
+    that run's verdict: `bug`, the hang's why as the symptom (upstream's scheduler would
+    block there; the adapter's bound is only what ended the wait)."""
+
+    def wrapped(lesson_id: str, options: Any, run: Callable[[Any], Observation]) -> Observation:
+        return decide(lesson_id, options, lambda opts: _hang_observed(run, opts))
+
+    return wrapped
+
+
+def _hang_observed(run: Callable[[Any], Observation], options: Any) -> Observation:
+    try:
+        return run(options)
+    except SendNeverReturns as exc:
+        return Observation("bug", f"the scheduler would hang: {exc}", [], {"send_never_returns": str(exc)})
