@@ -31,8 +31,10 @@ RUNS_PER_SECOND = 12  # planned per second of budget: a 2-core machine runs 7 (t
 OVERRUN = 3.0  # the planned runs may take this many times the budget before the search gives up
 
 
-def planned_runs(budget: float) -> int:
-    return max(MIN_RUNS, int(budget * RUNS_PER_SECOND))
+def planned_runs(budget: float, rate: float = RUNS_PER_SECOND) -> int:
+    """Runs planned for `budget` seconds at `rate` runs a second (a variant may declare its
+    own, `SIM_RUNS_PER_SECOND`: an upstream release's runs are slower)."""
+    return max(MIN_RUNS, int(budget * rate))
 
 
 @dataclass
@@ -50,7 +52,7 @@ def search(
 ) -> Outcome:  # fmt: skip
     started = time.perf_counter()
     deadline = started + OVERRUN * budget
-    planned, runs = planned_runs(budget), 0
+    planned, runs = planned_runs(budget, getattr(variant, "SIM_RUNS_PER_SECOND", RUNS_PER_SECOND)), 0
     failing: list[Run] = []
 
     @hypothesis_seed(seed)
