@@ -70,7 +70,7 @@ SHAPES: dict[str, tuple[str, tuple[str, ...], list[tuple[str, str]]]] = {
         [
             (
                 r"if self\.conclude_state != KVPoll\.Failed:",
-                "a receiver that concluded Failed records nothing",
+                "records the reason unless the receiver concluded Failed (after Success it still does)",
             ),
             (r"self\.kv_mgr\.record_failure\(", "records the abort's reason, concluded or not"),
         ],

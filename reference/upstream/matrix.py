@@ -10,8 +10,8 @@ verdict, the expectation from upstream's history (`FIRST_FIXED`, `RESIDUAL`), an
 upstream line that decides it (`decides.py`). Exit status: 0 when every verdict is the
 expected one, 1 when one differs, 2 when one is an unexpected `unknown` or there is no
 wheel. An `unknown` is expected only where the release lacks the component or a
-`RESIDUAL` row expects it with its reason (restart-recovery on 0.5.15 and 0.5.15.post1:
-upstream's send would block for ever, the adapter's 1 s bound ends it).
+`RESIDUAL` row expects it with its reason (none does today: restart-recovery on 0.5.15 and
+0.5.15.post1, whose send blocks for ever upstream, is reported as that `bug`).
 """
 
 from __future__ import annotations
@@ -47,9 +47,9 @@ decided (that line did not run, or an adapter stand-in for upstream behaviour ra
 The residual lessons are the holes the four fixes leave open (`reference/hardened`
 closes them); their expectations, with the upstream line behind each, are
 `RESIDUAL` in `reference/upstream/__init__.py`, repeated below. `not present`: the
-release lacks the lesson's component (its verdict is `unknown`, as expected); the other
-expected `unknown` is a `RESIDUAL` row with its reason (restart-recovery on 0.5.15 and
-0.5.15.post1). Only an `unknown` nothing expects makes the run exit 2. `late-kv-write` and
+release lacks the lesson's component (its verdict is `unknown`, as expected); a `RESIDUAL`
+row may expect one with its reason (none does). Only an `unknown` nothing expects makes the
+run exit 2. `late-kv-write` and
 `bootstrap-partition` were found on the netns transport (`reference/netns/`); here, as
 every lesson, they run on the mock transport, decided on the decode side (for
 `late-kv-write` the scheduler that frees pages and the prefill that writes are the
