@@ -24,6 +24,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 from reference.dataplane.discovery import BACKENDS
 from reference.explore import cli as explore_cli
@@ -257,6 +258,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def _saved_upstream(spec: dict[str, str]) -> ModuleType | None:
+    """The upstream release a saved simulation counterexample names (`--replay FILE`)."""
+    return VariantSpec("sglang", spec["sglang"]).load().module if "sglang" in spec else None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -264,7 +270,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.in_process and args.timeout is not None:
         parser.error("--timeout bounds the worker process, which --in-process does not start; pick one")
     if args.replay is not None and not args.explore:  # a saved simulation counterexample
-        return deep.replay_file(args.replay)
+        return deep.replay_file(args.replay, _saved_upstream)
     if args.explore and args.lesson and any(name in GROUPS for name in named or ()):
         # a group keeps its explored lessons; a lesson named alone still gets the error
         named_alone = [n for n in named or () if n not in GROUPS]

@@ -13,6 +13,7 @@ counterexample replays from its file.
 import pytest
 from upstream_wheels import wheel
 
+from reference.cli import main
 from reference.lessons import LESSONS, Options, run_lesson
 from reference.sim.invariants import checked_by
 from reference.sim.profiles import PROFILES
@@ -68,5 +69,7 @@ def test_an_upstream_counterexample_replays(tmp_path, capsys):
     module, outcome = _search("0.5.11", "failed-resurrect")
     assert outcome.failing is not None
     path = save(outcome.failing, "failed-resurrect", module, str(tmp_path))
-    assert replay_file(str(path)) == 1
+    assert main(["--replay", str(path)]) == 1  # the CLI loads the release the file names
     assert "sglang-0.5.11" in capsys.readouterr().out
+    assert replay_file(str(path)) == 2  # the simulation alone cannot load an upstream release
+    assert "replay it with python -m reference --replay" in capsys.readouterr().err

@@ -43,7 +43,7 @@ import dataclasses
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Protocol
@@ -285,8 +285,9 @@ def within(lesson_id: str, check_id: str, options: Options) -> Iterator[float]:
 # --- python -m reference --replay FILE ---
 
 
-def replay_file(path: str) -> int:
-    """Replay a saved simulation counterexample; a bad FILE is one line on stderr, exit 2."""
+def replay_file(path: str, resolve: Callable[[dict[str, str]], ModuleType | None] | None = None) -> int:
+    """Replay a saved simulation counterexample; a bad FILE is one line on stderr, exit 2.
+    `resolve`: the CLI's loader for a variant the simulation cannot load itself (upstream's)."""
     if not os.path.isfile(path):
         return _error(f"--replay: no such file: {path} (a schedule replays with --explore)")
     try:
@@ -294,7 +295,7 @@ def replay_file(path: str) -> int:
     except ImportError as exc:
         return _error(f"--replay FILE needs the simulation (reference.sim.replay): {exc}")
     try:
-        return replay(path)
+        return replay(path, resolve=resolve)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         text = " ".join(str(exc).split())[:300]
         return _error(f"--replay: cannot replay {path}: {type(exc).__name__}: {text}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -25,12 +26,16 @@ from reference.variants import VariantError, load_impl
 PROG = "python -m reference --replay"
 
 
-def replay_file(path: str, variant: ModuleType | None = None) -> int:
-    """Replay the counterexample in `path` (against `variant`, default: the one it names)."""
+Resolve = Callable[[dict[str, str]], "ModuleType | None"]
+
+
+def replay_file(path: str, variant: ModuleType | None = None, resolve: Resolve | None = None) -> int:
+    """Replay the counterexample in `path` (against `variant`, default: the one it names).
+    `resolve` loads a variant this module cannot (the CLI's: an upstream release's wheel)."""
     try:
         data = json.loads(Path(path).read_text())
         plan = Plan.from_json(data["plan"])
-        module = variant or _load(data["variant"])
+        module = variant or (resolve and resolve(data["variant"])) or _load(data["variant"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return _error(f"{path}: not a simulation counterexample ({type(exc).__name__}: {exc})")
     except VariantError as exc:
@@ -47,10 +52,8 @@ def replay_file(path: str, variant: ModuleType | None = None) -> int:
 
 
 def _load(spec: dict[str, str]) -> ModuleType:
-    if "sglang" in spec:  # a counterexample found on an upstream release
-        from reference.upstream import load_sglang
-
-        return load_sglang(spec["sglang"]).module
+    if "sglang" in spec:
+        raise VariantError(f"the counterexample is upstream's ({spec['sglang']}): replay it with {PROG}")
     name, path = spec.get("module", ""), spec.get("path", "")
     try:
         module = importlib.import_module(name)
