@@ -55,7 +55,7 @@ def search(
 
     @hypothesis_seed(seed)
     @settings(max_examples=planned, deadline=None, database=None,
-              phases=(Phase.generate, Phase.target, Phase.shrink), report_multiple_bugs=False,
+              phases=(Phase.generate, *([Phase.target] if profile.steer else []), Phase.shrink), report_multiple_bugs=False,
               suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)  # fmt: skip
     @given(plans(profile, sockets, seed))
     def attempt(plan: Plan) -> None:
