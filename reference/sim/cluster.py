@@ -616,6 +616,8 @@ class Cluster:
                     for start, end, allowed in self.outages[request.prefill]]  # fmt: skip
         if any(gone >= allowed for gone, allowed in overlaps) or request.longest_gap >= CONFIG.waiting_timeout:
             return  # gone too long, or not polled for a waiting timeout (it could not even resend)
+        if (request.sent_at if request.sent_at is not None else now) - request.opened_at >= CONFIG.waiting_timeout:
+            return  # the scheduler itself left it unsent for a waiting timeout (a bootstrap timeout)
         longest = max((gone for gone, _ in overlaps), default=-1.0)
         sent = request.sent_at
         if sent is not None and any(sent <= t < sent + self.net.latency for t in self.same_port_restarts[request.prefill]):

@@ -26,7 +26,9 @@ PROFILES: dict[str, Profile] = {
     ),
     "room-reuse": Profile(
         (*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause", "fail_open", "abort_clear",
-         "late_status")
+         "late_status"),
+        weight=3,  # a request, then a late or concurrent write to its room: faults next to requests
+        always=("latency",),  # answers in flight while the room is failed, aborted or reused
     ),
     "restart-recovery": Profile(
         ("restart_new", "restart_same", "restart_in_flight", "kill", "stuck", "quick_restart", "latency", "gc", "timeout", "pause", "drop"),

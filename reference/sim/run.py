@@ -87,9 +87,9 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.cleanup(a)
     elif kind == "late_failed" and ended is not None:
         c.late_failed(*ended)
-    elif kind == "late_status" and ended is not None:
+    elif kind == "late_status" and ended in c.cleared:  # (a reopened room's status is its new request's)
         c.late_status(*ended, success=b % 2 == 0)
-    elif kind == "late_record" and ended is not None:
+    elif kind == "late_record" and ended in c.cleared:
         c.late_record(*ended)
     elif kind == "late_abort" and old is not None:
         c.late_abort(old)
