@@ -481,8 +481,9 @@ class Cluster:
         fetched = self.net.route_fetches - fetches
         self.note("scheduler", f"polled every 1 ms for {BUSY_POLLS * BUSY_STEP:g} s: {fetched} route fetches")
         if waiting and fetched > BUSY_FETCHES * len(waiting):
-            self.broke("retry-backs-off", f"{len(waiting)} request(s) waiting for their prefill fetched /route "
-                       f"{fetched} times in {BUSY_POLLS} polls 1 ms apart (at most {BUSY_FETCHES} each)")  # fmt: skip
+            self.broke("retry-backs-off", f"{len(waiting)} request(s) waiting for their prefill fetched "
+                       f"/route {fetched} times in {BUSY_POLLS} polls 1 ms apart (at most {BUSY_FETCHES} "
+                       "each)")  # fmt: skip
         self._check_detections()
 
     def pause(self, p: int) -> None:
@@ -608,24 +609,33 @@ class Cluster:
     def _check_recovered(self, request: Request) -> None:
         """restart-recovered: a request whose prefill lost or held none of its messages (no drop,
         no pause) may fail only if its prefill was gone, during its life, long enough for the
-        heartbeat to give it up (one heartbeat interval, conservatively)."""
-        now = self.clock.now()
-        if any(until > request.opened_at for until in self.lossy[request.prefill]):
+        decode to give it up: a heartbeat interval for a kill (its probes fail), a waiting
+        timeout for ranks slow to register (`/health` answers)."""
+        if self._may_fail(request):
             return
-        overlaps = [(min(now, end if end is not None else now) - max(start, request.opened_at), allowed)
-                    for start, end, allowed in self.outages[request.prefill]]  # fmt: skip
-        if any(gone >= allowed for gone, allowed in overlaps) or request.longest_gap >= CONFIG.waiting_timeout:
-            return  # gone too long, or not polled for a waiting timeout (it could not even resend)
-        if (request.sent_at if request.sent_at is not None else now) - request.opened_at >= CONFIG.waiting_timeout:
-            return  # the scheduler itself left it unsent for a waiting timeout (a bootstrap timeout)
-        longest = max((gone for gone, _ in overlaps), default=-1.0)
-        sent = request.sent_at
-        if sent is not None and any(sent <= t < sent + self.net.latency for t in self.same_port_restarts[request.prefill]):
-            return  # its metadata, still on the wire, reached the new process on the same port, which
-            # knows no such request and reports the transfer failed: a failure the prefill reported
+        now, p = self.clock.now(), request.prefill
+        longest = max((min(now, end if end is not None else now) - max(start, request.opened_at)
+                       for start, end, _ in self.outages[p]), default=-1.0)  # fmt: skip
         gone = "it" if longest < 0 else f"it (its prefill gone for {longest:g} s at most)"
-        self.broke("restart-recovered", f"room {request.room} failed although prefill {request.prefill} "
-                   f"came back in time for {gone}: nothing else went wrong in this run")  # fmt: skip
+        self.broke("restart-recovered", f"room {request.room} failed although prefill {p} came back in time "
+                   f"for {gone}: nothing else went wrong in this run")  # fmt: skip
+
+    def _may_fail(self, request: Request) -> bool:
+        now, p, opened, sent = self.clock.now(), request.prefill, request.opened_at, request.sent_at
+        if any(until > opened for until in self.lossy[p]):
+            return True  # a message to its prefill lost, or held past a waiting timeout
+        for start, end, allowed in self.outages[p]:
+            if min(now, end if end is not None else now) - max(start, opened) >= allowed:
+                return True  # gone too long
+        if request.longest_gap >= CONFIG.waiting_timeout:
+            return True  # not polled for a waiting timeout: it could not even resend
+        if (sent if sent is not None else now) - opened >= CONFIG.waiting_timeout:
+            return True  # the scheduler itself left it unsent for a waiting timeout (a bootstrap timeout)
+        # Its metadata, still on the wire, reached a new process on the same port, which knows no
+        # such request and reports the transfer failed: a failure the prefill reported.
+        return sent is not None and any(
+            sent <= t < sent + self.net.latency for t in self.same_port_restarts[p]
+        )
 
     def _check_bounded_wait(self, request: Request) -> None:
         since = request.waiting_since

@@ -27,10 +27,10 @@ from types import ModuleType
 from reference.clock import SettleTimeout, VirtualClock
 from reference.config import ManagerConfig
 from reference.harness.capture import thread_errors
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.hooks import Hooks
-from reference.harness.deep import exploration_checks
 from reference.sim.check import simulation_check
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
