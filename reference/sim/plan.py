@@ -94,9 +94,12 @@ class Plan:
                    [str(f) for f in data["faults"]], steps)  # fmt: skip
 
 
-def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Plan]:
+def plans(
+    profile: Profile, sockets: str, seed: int = 0, own_sockets_only: bool = False
+) -> st.SearchStrategy[Plan]:
     """Plans for one lesson's profile: a topology, a swarm of its faults, the decode's socket
-    options (`sockets` first, so a counterexample shrinks to it), then the steps."""
+    options (`sockets` first, so a counterexample shrinks to it; only `sockets` with
+    `own_sockets_only`), then the steps."""
     # Mostly one decode and one prefill (several requests then share one cache key), sometimes more.
     prefill = st.sampled_from([(1, 1), (1, 1), (2, 1), (1, 2), (2, 2)])
     topology = st.tuples(st.sampled_from([1, 1, 2]), st.sampled_from([1, 1, 2]).flatmap(
@@ -104,7 +107,8 @@ def plans(profile: Profile, sockets: str, seed: int = 0) -> st.SearchStrategy[Pl
     # Each fault kind is on with probability ON, independently (swarm testing). The coins come
     # from one drawn seed: Hypothesis's own draws favour "all off" (its simplest value) in most runs.
     swarm = st.integers(0, 2**32 - 1).map(lambda coin: _swarm(profile, coin))
-    sockets_drawn = st.sampled_from([sockets, *(s for s in SOCKETS if s != sockets)])
+    others = () if own_sockets_only else tuple(s for s in SOCKETS if s != sockets)
+    sockets_drawn = st.sampled_from([sockets, *others])
 
     def with_steps(shape: tuple[tuple[int, list[tuple[int, int]]], set[str], str]) -> st.SearchStrategy[Plan]:
         (managers, prefills), faults, sockets = shape

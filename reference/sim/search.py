@@ -61,7 +61,7 @@ def search(
                   phases=(Phase.generate, *([Phase.target] if profile.steer else []), Phase.shrink),
                   report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
                   verbosity=Verbosity.quiet)  # fmt: skip
-        @given(plans(profile, sockets, seed))
+        @given(plans(profile, sockets, seed, bool(getattr(variant, "SIM_OWN_SOCKETS_ONLY", False))))
         def attempt(plan: Plan) -> None:
             nonlocal runs
             now = time.perf_counter()
