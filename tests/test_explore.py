@@ -18,6 +18,7 @@ BUGGY_SYMPTOMS = {
     "concurrent-fill-then-restart": "port 2001 stays cached after",
     "invalidation-vs-replacement": "port 2001 stays cached after",
     "hit-vs-eviction": "KeyError",
+    "late-cleanup-keeps-new-set": "of the re-registered prefill is tracked nowhere",
 }
 
 # Tempting wrong fixes from the lessons' galleries (reference/lessons/<id>/wrong_fixes) and the

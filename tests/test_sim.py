@@ -269,3 +269,49 @@ def test_the_default_runs_third_party_imports_are_base_dependencies() -> None:
             for top in {name.split(".")[0] for name in names}:
                 if top not in sys.stdlib_module_names and top != "reference":
                     assert top.lower() in base, f"{file.name} imports {top}, not a base dependency"
+
+
+RESTART_PLANS = [  # (a hardened-based wrong fix, the plan's steps, its faults, the invariant it breaks)
+    ("fail_while_restarting", [("quick_restart", 0, 0)], ("quick_restart",), "restart-recovered"),
+    ("retry_every_ms", [("quick_restart", 0, 0)], ("quick_restart",), "retry-backs-off"),
+    ("no_resend", [("restart_in_flight", 0, 0)], ("restart_in_flight",), "restart-recovered"),
+    ("wait_without_bound", [("stuck", 0, 0), ("request", 0, 0)], ("stuck",), "bounded-wait"),
+    ("partition_never_invalidated", [("request", 0, 0), ("pause", 0, 0), ("request", 0, 0)], ("pause",),
+     "failed-entry-invalidated"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("wrong", "steps", "faults", "invariant"), RESTART_PLANS, ids=[p[0] for p in RESTART_PLANS]
+)
+def test_restart_recovery_invariants_hold_on_hardened_and_catch_the_wrong_fix(
+    wrong: str, steps: list[tuple[str, int, int]], faults: tuple[str, ...], invariant: str
+) -> None:
+    from importlib import import_module
+
+    planned = plan(steps, ("latency", *faults))
+    assert run_for("restart-recovery", reference.hardened, planned) is None
+    variant = import_module(f"reference.lessons.restart_recovery.wrong_fixes.{wrong}")
+    broke = run_for("restart-recovery", variant, planned)
+    assert broke is not None and broke.invariant == invariant, broke
+
+
+def test_residual_faults_catch_what_hardened_keeps_per_request() -> None:
+    from reference.lessons.failure_records.wrong_fixes import clear_keeps_tracking, record_for_cleared
+    from reference.lessons.room_reuse.wrong_fixes import any_status_opens, failed_not_terminal
+
+    cases = [
+        ("failure-records", record_for_cleared, [("request", 0, 0), ("poll", 0, 0), ("late_record", 0, 0)],
+         ("late_record",), "whole-state-bound"),
+        ("failure-records", clear_keeps_tracking, [("request", 0, 0), ("poll", 0, 0)], ("mooncake",),
+         "whole-state-bound"),
+        ("room-reuse", any_status_opens, [("request", 0, 0), ("poll", 0, 0), ("late_status", 0, 0)],
+         ("late_status",), "cleared-stays-cleared-any-status"),
+        ("room-reuse", failed_not_terminal, [("request", 0, 0), ("fail_open", 0, 0), ("tick", 0, 0)],
+         ("latency", "fail_open"), "failed-is-terminal"),
+    ]  # fmt: skip
+    for lesson, variant, steps, faults, invariant in cases:
+        planned = plan(steps, faults)
+        assert run_for(lesson, reference.hardened, planned) is None, (lesson, steps)
+        broke = run_for(lesson, variant, planned)
+        assert broke is not None and broke.invariant == invariant, (variant.__name__, broke)

@@ -7,11 +7,12 @@ next to this file says what each property claims and why.
 
 from __future__ import annotations
 
-from reference.explore import failed_resurrect, live_set_race, stale_bootstrap
+from reference.explore import failed_resurrect, live_set_race, stale_bootstrap, stale_tracker
 from reference.explore.property import Property
 
 PROPERTIES: dict[str, tuple[Property, ...]] = {
     "failed-resurrect": failed_resurrect.PROPERTIES,
     "live-set-race": live_set_race.PROPERTIES,
     "stale-bootstrap": stale_bootstrap.PROPERTIES,
+    "stale-tracker": stale_tracker.PROPERTIES,
 }

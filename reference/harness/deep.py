@@ -78,6 +78,7 @@ SOURCES = {
     "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
     "live-set-race": "https://github.com/sgl-project/sglang/pull/36351",
     "stale-bootstrap": "https://github.com/sgl-project/sglang/pull/36029",
+    "stale-tracker": "HARDEN(stale-tracker), residual after https://github.com/sgl-project/sglang/pull/36351",
 }
 
 

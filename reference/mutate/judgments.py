@@ -178,9 +178,13 @@ _CLEANUP_LOCKS = (
     "`_cleanup_room_tracking`'s two locked steps (take the address and the set; discard from it "
     "only if it is still the tracked one, pop it if empty) are what the stale-tracker hardening "
     "adds; the lesson's story drives the race with a hook between them, sequentially, so it cannot "
-    "see a check-then-act split by another thread. A DPOR exploration of the cleanup against a node "
-    "failure and a re-registration (not in the default run at this commit); until one runs, it is "
-    "undecided whether this split can be observed"
+    "see a check-then-act split by another thread. The exploration `late-cleanup-keeps-new-set` "
+    "(`reference/explore/stale_tracker.py`: the cleanup against a node failure and a "
+    "re-registration, in the default run) kills the split that checks the set outside the lock; "
+    "a set read outside the first step is still checked for identity inside the second, so it can "
+    "only pop a new set "
+    "that is empty, which needs a re-registration that installs its set before adding its room "
+    "(the exploration installs it with the room in it)"
 )
 _IS_NOT_SET = (
     "`!=` compares the sets' contents: a re-registered prefill's new set with the same rooms (a "

@@ -39,15 +39,18 @@ from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
 from reference.sim.plan import Plan
 from reference.status import KVPoll
+from reference.transport.base import Reply
 from reference.transport.mock import MockNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
 PAUSE = 2 * CONFIG.waiting_timeout  # how long a paused prefill takes nothing
 SETTLE = 2 * PAUSE  # virtual seconds state that expires by itself may take to go, after the drain
-RESTARTS_ONLY = {"restart_new", "restart_same", "latency", "gc", "timeout"}  # restart-recovered applies
+BUSY_POLLS, BUSY_STEP = 200, 0.001  # quick_restart: the scheduler's loop polls every 1 ms for 200 ms
+BUSY_FETCHES = 50  # a waiting request asks /route at most this often in those polls (back-off to 50 ms)
 HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler wait for each other
 DONE = (KVPoll.Success, KVPoll.Failed)
+DRAIN_PASS = 20.0  # virtual seconds between the scheduler's passes while the drain lets time pass
 
 
 @dataclass
@@ -61,8 +64,11 @@ class Request:
     sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
     used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
     seen_failed: bool = False  # its status has read Failed while it was open
-    after_restart: bool = False  # opened after its prefill restarted, in a run with no other fault
     aborted: bool = False
+    opened_at: float = 0.0
+    waiting_since: float | None = None  # first poll at which its prefill was gone (killed, stuck) since
+    polled_at: float | None = None  # its last poll
+    longest_gap: float = 0.0  # the longest the scheduler went without polling it (a stall: `timeout`)
 
 
 class Cluster:
@@ -87,6 +93,14 @@ class Cluster:
         self.known = [[False] * len(self.prefills) for _ in range(plan.managers)]
         self.restarts = [0] * len(self.prefills)
         self.down_since: list[float | None] = [None] * len(self.prefills)
+        self.stuck: list[bool] = [False] * len(self.prefills)  # restarted, its ranks not registered yet
+        self.stuck_until: list[float | None] = [None] * len(self.prefills)  # ... until then (`stuck`)
+        # [start, end, how long before the decode may give up]: a kill, for the heartbeat (its probes
+        # fail); ranks not registered yet (/health answers), for the waiting timeout
+        self.outages: list[list[Any]] = [[] for _ in self.prefills]
+        self.same_port_restarts: list[list[float]] = [[] for _ in self.prefills]
+        self.lossy: list[list[float]] = [[] for _ in self.prefills]  # when a message to it may be lost or
+        # held past a waiting timeout (a drop armed, a pause's end): a request may fail of that
         self.known_when_down: list[list[bool]] = [[False] * plan.managers for _ in self.prefills]
         self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
         self.parked: list[tuple[threading.Thread, threading.Event]] = []  # preempted status threads
@@ -157,8 +171,17 @@ class Cluster:
         for p in range(len(self.prefills)):
             if self.down_since[p] is not None:
                 self.toggle_kill(p)
-        held = max(0.0, (self.net.next_due() or 0.0) - self.clock.now())  # a pause, a delay still due
-        self.advance(max(held, CONFIG.waiting_timeout) + 3 * CONFIG.heartbeat_interval, "drain")
+            if self.stuck[p] and self.stuck_until[p] is None:
+                self.toggle_stuck(p)
+        for request in list(self.open):  # the scheduler's pass as the faults heal
+            self.poll(request)
+        due = [self.net.next_due() or 0.0, *(t for t in self.stuck_until if t is not None)]
+        held = max(0.0, max(due) - self.clock.now())  # a pause, a delay, a slow restart still due
+        until = self.clock.now() + max(held, CONFIG.waiting_timeout) + 3 * CONFIG.heartbeat_interval
+        while self.clock.now() < until:  # the scheduler goes on polling meanwhile
+            self.advance(min(DRAIN_PASS, until - self.clock.now()), "drain")
+            for request in list(self.open):
+                self.poll(request)
         self.release_parked()
         for request in list(self.open):
             self.poll(request)
@@ -192,9 +215,8 @@ class Cluster:
         room = next(self._rooms) if room is None else room
         addr = self.prefills[p].bootstrap_addr
         receiver = self.call(lambda: self.variant.KVReceiver(self.managers[m], addr, room), "KVReceiver()")
-        request = Request(m, p, room, receiver)
+        request = Request(m, p, room, receiver, opened_at=self.clock.now())
         self.opened += 1
-        request.after_restart = self.restarts[p] > 0 and set(self.plan.faults) <= RESTARTS_ONLY
         self.open.append(request)
         self.cleared.discard((m, room))
         self.note(f"decode {m}", f"open room {room} on prefill {p}")
@@ -237,8 +259,18 @@ class Cluster:
             return
         manager = self.managers[request.manager]
         written = manager.request_status.get(request.room)
+        gone, now = self._gone(request.prefill), self.clock.now()
+        request.longest_gap = max(request.longest_gap, now - (request.polled_at or request.opened_at))
+        request.polled_at = now
+        if request.waiting_since is None and gone and request.sent:  # the scheduler's part is done
+            request.waiting_since = self.clock.now()
+        request.waiting_since = request.waiting_since if gone else None
         status = self._attributed(request, request.receiver.poll, "poll")
+        if status == KVPoll.Success and request.seen_failed:
+            self.broke("failed-is-terminal", f"room {request.room} on decode {request.manager} read Failed, "
+                       "then Success")  # fmt: skip
         if status not in DONE:
+            self._check_bounded_wait(request)
             return
         self.note(f"decode {request.manager}", f"poll room {request.room}: {KVPoll(status).name}")
         timed_out = (
@@ -249,9 +281,8 @@ class Cluster:
         self.end(request, status)
 
     def end(self, request: Request, status: int) -> None:
-        if status == KVPoll.Failed and request.after_restart and not request.aborted:
-            self.broke("restart-recovered", f"room {request.room} was opened after prefill {request.prefill} "
-                       "restarted (and registered again) and failed")  # fmt: skip
+        if status == KVPoll.Failed and not request.aborted:
+            self._check_recovered(request)
         ending = request.receiver.clear
         if status == KVPoll.Failed and hasattr(request.receiver, "failure_exception"):
             ending = partial(_failure_exception, request.receiver)
@@ -266,13 +297,17 @@ class Cluster:
         self.open.remove(request)
         self.ended.append(request)
         self.cleared.add((request.manager, request.room))
-        self.cleanups.append((request.manager, request.room))
+        if "mooncake" not in self.plan.faults:  # mooncake has no decode-status thread: clear() is all
+            self.cleanups.append((request.manager, request.room))
 
     def abort(self, request: Request) -> None:
         self.note(f"decode {request.manager}", f"abort room {request.room}")
         request.aborted = True
+        before = self.managers[request.manager].request_status.get(request.room)
         self._attributed(request, request.receiver.abort, "abort")
-        self._check_failed_visible(request.manager, request.room)
+        if self.managers[request.manager].request_status.get(request.room) != before:
+            # an abort that wrote a status wrote Failed (0.5.11's abort writes none: not judged here)
+            self._check_failed_visible(request.manager, request.room)
 
     def abort_clear(self, request: Request) -> None:
         """The scheduler aborts an open request and drops it at once: abort(), then clear()."""
@@ -290,6 +325,22 @@ class Cluster:
     def late_failed(self, m: int, room: int) -> None:
         self.note("status thread", f"update_status(room {room}, Failed) on decode {m} (late)")
         self.call(lambda: self.managers[m].update_status(room, KVPoll.Failed))
+
+    def late_status(self, m: int, room: int, success: bool) -> None:
+        """A status path (the decode inbox taking a prefill's answer) that found the room open and
+        writes after the scheduler's clear()."""
+        status = KVPoll.Success if success else KVPoll.Transferring
+        self.note("status thread", f"update_status(room {room}, {status.name}) on decode {m} (late)")
+        self.call(lambda: self.managers[m].update_status(room, status))
+
+    def late_record(self, m: int, room: int) -> None:
+        """A failure path (the failure handler, the decode inbox) that found the room open and
+        records its reason, then writes Failed, after the scheduler's clear()."""
+        self.note("status thread", f"record_failure(room {room}), then Failed, on decode {m} (late)")
+        manager = self.managers[m]
+        if hasattr(manager, "record_failure"):
+            self.call(lambda: manager.record_failure(room, f"late failure of room {room}"))
+        self.call(lambda: manager.update_status(room, KVPoll.Failed))
 
     def late_abort(self, old: Request) -> None:
         """The scheduler's abort() of a request that has ended (its receiver, late)."""
@@ -364,10 +415,13 @@ class Cluster:
 
     # -- prefill faults ------------------------------------------------------------------------------
     def restart(self, p: int, same_ports: bool) -> None:
-        if self.down_since[p] is not None:
+        if self._gone(p):
             return
         self.prefills[p].restart(same_ports=same_ports)
         self.restarts[p] += 1
+        self.outages[p].append([self.clock.now(), self.clock.now(), CONFIG.heartbeat_interval])
+        if same_ports:
+            self.same_port_restarts[p].append(self.clock.now())
         self.note(f"prefill {p}", f"restart on {'the same' if same_ports else 'new'} ports "
                   f"{self.prefills[p].rank_ports}")  # fmt: skip
 
@@ -376,12 +430,65 @@ class Cluster:
         if self.down_since[p] is None:
             prefill.kill()
             self.down_since[p] = self.clock.now()
+            self.outages[p].append([self.clock.now(), None, CONFIG.heartbeat_interval])
             self.known_when_down[p] = [self.known[m][p] for m in range(len(self.managers))]
             self.note(f"prefill {p}", "killed")
         else:
             prefill.start()
             self.down_since[p] = None
+            self.outages[p][-1][1] = self.clock.now()
             self.note(f"prefill {p}", f"back on new ports {prefill.rank_ports}")
+
+    def toggle_stuck(self, p: int) -> None:
+        """A restart whose ranks do not register yet: /health answers, `GET /route` says 503 until
+        the next `stuck` step (or the drain) lets them register, on new ports."""
+        prefill = self.prefills[p]
+        if self.down_since[p] is not None:
+            return
+        if not self.stuck[p]:
+            prefill.kill()
+            self.net.serve(prefill.bootstrap_addr, _registering)
+            self.net.add_prefill(prefill.bootstrap_addr)
+            self.stuck[p] = True
+            self.restarts[p] += 1
+            self.outages[p].append([self.clock.now(), None, CONFIG.waiting_timeout])
+            self.note(f"prefill {p}", "restarts; its ranks are not registered yet (/route: 503)")
+        else:
+            prefill.start()
+            self.stuck[p] = False
+            self.outages[p][-1][1] = self.clock.now()
+            self.note(f"prefill {p}", f"its ranks registered, on new ports {prefill.rank_ports}")
+
+    def slow_restart(self, p: int) -> None:
+        """A restart whose ranks take twice the waiting timeout to register (`stuck`)."""
+        if self.stuck[p] or self.down_since[p] is not None:
+            return
+        self.toggle_stuck(p)
+        self.stuck_until[p] = self.clock.now() + PAUSE
+        self.note(f"prefill {p}", f"its ranks register at {self.stuck_until[p]:g} s")
+
+    def _register_due(self) -> None:
+        for p, until in enumerate(self.stuck_until):
+            if until is not None and until <= self.clock.now():
+                self.stuck_until[p] = None
+                self.toggle_stuck(p)
+
+    def busy_poll(self) -> None:
+        """The scheduler's loop polls every open request each millisecond for a while: a request
+        that waits for its prefill must back off its `GET /route` retries meanwhile."""
+        waiting = [r for r in self.open if self._gone(r.prefill) and r.sent]
+        fetches = self.net.route_fetches
+        for _ in range(BUSY_POLLS):
+            self._advance_delivering(self.clock.now() + BUSY_STEP)
+            for request in list(self.open):
+                self.poll(request)
+        fetched = self.net.route_fetches - fetches
+        self.note("scheduler", f"polled every 1 ms for {BUSY_POLLS * BUSY_STEP:g} s: {fetched} route fetches")
+        if waiting and fetched > BUSY_FETCHES * len(waiting):
+            self.broke("retry-backs-off", f"{len(waiting)} request(s) waiting for their prefill fetched "
+                       f"/route {fetched} times in {BUSY_POLLS} polls 1 ms apart (at most {BUSY_FETCHES} "
+                       "each)")  # fmt: skip
+        self._check_detections()
 
     def pause(self, p: int) -> None:
         """The prefill stops for twice the waiting timeout (a GC, a stuck GPU): /health still
@@ -389,12 +496,14 @@ class Cluster:
         until = self.clock.now() + PAUSE
         for endpoint in self.prefills[p].endpoints:
             self.net.hold(endpoint, until)
+        self.lossy[p].append(until)
         self.note(f"prefill {p}", f"paused until {until:g} s: its ranks take no message before then")
 
     def drop(self, p: int, rank: int) -> None:
         endpoints = self.prefills[p].endpoints
         if endpoints:
             self.net.drop(1, endpoint=endpoints[rank % len(endpoints)])
+            self.lossy[p].append(float("inf"))  # armed until a message takes it
             self.note(f"prefill {p}", f"the next message to rank {rank % len(endpoints)} is lost")
 
     def delay_status(self, m: int) -> None:
@@ -412,6 +521,7 @@ class Cluster:
         for addr in missed if one_round else []:
             self.net.kill(addr)
         self._advance_delivering(self.clock.now() + seconds)
+        self._register_due()
         for addr in missed if one_round else []:
             self.net.revive(addr)
         if one_round:
@@ -500,8 +610,53 @@ class Cluster:
                 self.known[m][p] = False
             self.known_when_down[p] = [False] * len(self.managers)
 
+    def _check_recovered(self, request: Request) -> None:
+        """restart-recovered: a request whose prefill lost or held none of its messages (no drop,
+        no pause) may fail only if its prefill was gone, during its life, long enough for the
+        decode to give it up: a heartbeat interval for a kill (its probes fail), a waiting
+        timeout for ranks slow to register (`/health` answers)."""
+        if self._may_fail(request):
+            return
+        now, p = self.clock.now(), request.prefill
+        longest = max((min(now, end if end is not None else now) - max(start, request.opened_at)
+                       for start, end, _ in self.outages[p]), default=-1.0)  # fmt: skip
+        gone = "it" if longest < 0 else f"it (its prefill gone for {longest:g} s at most)"
+        self.broke("restart-recovered", f"room {request.room} failed although prefill {p} came back in time "
+                   f"for {gone}: nothing else went wrong in this run")  # fmt: skip
+
+    def _may_fail(self, request: Request) -> bool:
+        now, p, opened, sent = self.clock.now(), request.prefill, request.opened_at, request.sent_at
+        if any(until > opened for until in self.lossy[p]):
+            return True  # a message to its prefill lost, or held past a waiting timeout
+        for start, end, allowed in self.outages[p]:
+            if min(now, end if end is not None else now) - max(start, opened) >= allowed:
+                return True  # gone too long
+        if request.longest_gap >= CONFIG.waiting_timeout:
+            return True  # not polled for a waiting timeout: it could not even resend
+        if (sent if sent is not None else now) - opened >= CONFIG.waiting_timeout:
+            return True  # the scheduler itself left it unsent for a waiting timeout (a bootstrap timeout)
+        # Its metadata, still on the wire, reached a new process on the same port, which knows no
+        # such request and reports the transfer failed: a failure the prefill reported.
+        return sent is not None and any(
+            sent <= t < sent + self.net.latency for t in self.same_port_restarts[p]
+        )
+
+    def _check_bounded_wait(self, request: Request) -> None:
+        since = request.waiting_since
+        if since is not None and self.clock.now() - since > CONFIG.waiting_timeout + 2 * self.net.latency:
+            self.broke("bounded-wait", f"room {request.room} has waited {self.clock.now() - since:g} s for "
+                       f"prefill {request.prefill} (gone) and is still open: the wait ends at the waiting "
+                       f"timeout ({CONFIG.waiting_timeout:g} s)")  # fmt: skip
+
+    def _gone(self, p: int) -> bool:
+        return self.down_since[p] is not None or self.stuck[p]
+
     def _check_failed_visible(self, m: int, room: int) -> None:
         status = self.managers[m].request_status.get(room)
+        if status == KVPoll.Failed:
+            for request in self.open:
+                if (request.manager, request.room) == (m, room):
+                    request.seen_failed = True
         if status != KVPoll.Failed:
             shown = "absent" if status is None else KVPoll(status).name
             self.broke("failed-visible", f"room {room} on decode {m} was failed while open and reads {shown}")
@@ -576,6 +731,11 @@ class Cluster:
 
     def note(self, lane: str, text: str) -> None:
         self.log.append((self.clock.now(), lane, text))
+
+
+def _registering(method: str, path: str, query: Any, body: bytes) -> Reply:
+    """A restarted prefill's bootstrap server before its ranks registered."""
+    return Reply(503, "prefill not ready: 0 ranks registered")
 
 
 def _failure_exception(receiver: Any) -> Any:

@@ -66,7 +66,9 @@ _ALL = (
         "failed-entry-invalidated", "stale-bootstrap",
         "a request that failed on a cached prefill entry (its send raised, or its waiting timeout fired) "
         "leaves that entry (that object) out of the cache, so the next request fetches /route again",
-        f"{PR}36029: invalidate_cached_bootstrap_infos on send failure and waiting timeout",
+        f"{PR}36029: invalidate_cached_bootstrap_infos on send failure and waiting timeout; "
+        "HARDEN(restart-recovery) item 4: the fixed form's invalidations stay",
+        ("restart-recovery",),
     ),
     Invariant(
         "failed-fill-not-cached", "stale-bootstrap", "a request whose init failed leaves nothing new cached",
@@ -102,8 +104,20 @@ _ALL = (
     ),
     Invariant(
         "restart-recovered", "restart-recovery",
-        "in a run whose only faults are prefill restarts, no request opened after a restart fails",
-        f"HARDEN(restart-recovery), {AFTER_36029}: no request after the registration may fail",
+        "a request whose prefill went away and came back (a restart, a kill, ranks slow to register), and "
+        "lost or held none of its messages, fails only if its prefill was gone for a heartbeat interval",
+        f"HARDEN(restart-recovery), {AFTER_36029}: no request after the registration may fail; a request "
+        "arriving during a restart waits (item 2); one caught in flight is resent (item 3)",
+    ),
+    Invariant(
+        "bounded-wait", "restart-recovery",
+        "a request waiting for its prefill (killed, or its ranks not registered) ends by the waiting timeout",
+        f"HARDEN(restart-recovery) item 2, {AFTER_36029}: the wait ends, Failed, at the waiting timeout",
+    ),
+    Invariant(
+        "retry-backs-off", "restart-recovery",
+        "polled every 1 ms for 200 ms, a request waiting for its prefill fetches /route at most 50 times",
+        f"HARDEN(restart-recovery) item 2, {AFTER_36029}: the wait's ceiling doubles up to 50 ms",
     ),
 )  # fmt: skip
 INVARIANTS = {invariant.id: invariant for invariant in _ALL}

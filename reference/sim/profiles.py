@@ -21,11 +21,49 @@ PROFILES: dict[str, Profile] = {
     "live-set-race": Profile((*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same")),
     "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause")),
     "failure-records": Profile(
-        (*EVERYDAY, "late_abort", "late_failed", "delay_status", "pause", "fail_open")
+        (
+            *EVERYDAY,
+            "late_abort",
+            "late_failed",
+            "delay_status",
+            "pause",
+            "fail_open",
+            "abort_clear",
+            "late_record",
+            "mooncake",
+        )
     ),
     "room-reuse": Profile(
-        (*EVERYDAY, "reuse", "late_abort", "late_failed", "delay_status", "pause", "fail_open")
+        (
+            *EVERYDAY,
+            "reuse",
+            "late_abort",
+            "late_failed",
+            "delay_status",
+            "pause",
+            "fail_open",
+            "abort_clear",
+            "late_status",
+        ),
+        weight=3,  # a request, then a late or concurrent write to its room: faults next to requests
+        always=("latency",),  # answers in flight while the room is failed, aborted or reused
     ),
-    "restart-recovery": Profile(("restart_new", "restart_same", "latency", "gc", "timeout")),
+    "restart-recovery": Profile(
+        (
+            "restart_new",
+            "restart_same",
+            "restart_in_flight",
+            "kill",
+            "stuck",
+            "quick_restart",
+            "gc",
+            "timeout",
+            "pause",
+            "drop",
+        ),
+        weight=3,  # a restart, then a request in its window, then polls: three of its faults in a row
+        always=("latency",),  # requests in flight when their prefill goes away
+        steer=False,  # its faults are about a prefill going away, not about cache generations
+    ),
     "stale-tracker": Profile((*EVERYDAY, "race_cleanup_late", "restart_new")),
 }

@@ -87,12 +87,27 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.cleanup(a)
     elif kind == "late_failed" and ended is not None:
         c.late_failed(*ended)
+    elif kind == "late_status" and ended in c.cleared:  # (a reopened room's status is its new request's)
+        c.late_status(*ended, success=b % 2 == 0)
+    elif kind == "late_record" and ended in c.cleared:
+        c.late_record(*ended)
     elif kind == "late_abort" and old is not None:
         c.late_abort(old)
+    elif kind == "restart_in_flight":
+        _step(c, "request", m, p)
+        c.restart(p, same_ports=False)
     elif kind in ("restart_new", "restart_same"):
         c.restart(p, same_ports=kind == "restart_same")
-    elif kind == "kill":
+    elif kind == "kill" and not c.stuck[p]:
         c.toggle_kill(p)
+    elif kind == "stuck":
+        c.slow_restart(p)
+    elif kind == "quick_restart" and not c.stuck[p] and c.down_since[p] is None:
+        c.toggle_stuck(p)
+        _step(c, "request", m, p)
+        c.busy_poll()
+        c.toggle_stuck(p)
+        _poll_all(c, 0)
     elif kind == "pause":
         c.pause(p)
     elif kind == "drop":

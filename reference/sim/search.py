@@ -14,6 +14,7 @@ each for half as long as the search at most. The outcome:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from dataclasses import dataclass, replace
@@ -29,6 +30,7 @@ from reference.sim.run import Run, run_plan
 MIN_RUNS = 30
 RUNS_PER_SECOND = 12  # planned per second of budget: a 2-core machine runs 7 (tests on both cores) to 25
 OVERRUN = 3.0  # the planned runs may take this many times the budget before the search gives up
+ROUNDS, ROUND_SEEDS = 8, 1_000_003  # Hypothesis rounds at most, and how far apart their seeds are
 
 
 def planned_runs(budget: float, rate: float = RUNS_PER_SECOND) -> int:
@@ -55,35 +57,44 @@ def search(
     planned, runs = planned_runs(budget, getattr(variant, "SIM_RUNS_PER_SECOND", RUNS_PER_SECOND)), 0
     failing: list[Run] = []
 
-    @hypothesis_seed(seed)
-    @settings(max_examples=planned, deadline=None, database=None,
-              phases=(Phase.generate, Phase.target, Phase.shrink), report_multiple_bugs=False,
-              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)  # fmt: skip
-    @given(plans(profile, sockets, seed, bool(getattr(variant, "SIM_OWN_SOCKETS_ONLY", False))))
-    def attempt(plan: Plan) -> None:
-        nonlocal runs
-        now = time.perf_counter()
-        if failing and now >= started + OVERRUN * budget:
-            # Hypothesis may shrink for half as long as the search (then `_minimize` for as long
-            # again); past that, every candidate counts as failing, so Hypothesis ends at once.
-            # Only real runs are kept (`failing`).
-            raise _broke(failing[0].violation.invariant)  # type: ignore[union-attr]
-        if now >= deadline or runs >= planned:
-            return  # out of time (the outcome is `unknown`), or the planned runs are done
-        run = run_plan(variant, plan, checking)
-        runs += 1
-        target(float(run.overlap), label="cache generations in use at once")
-        if run.violation is not None:
-            same = not failing or run.violation.invariant == failing[0].violation.invariant  # type: ignore[union-attr]
-            if same and (not failing or _smaller(run.plan, failing[-1].plan)):
-                failing.append(run)
-            raise _broke(run.violation.invariant)
+    def attempts(round_seed: int, examples: int) -> None:
+        @hypothesis_seed(round_seed)
+        @settings(max_examples=examples, deadline=None, database=None,
+                  phases=(Phase.generate, *([Phase.target] if profile.steer else []), Phase.shrink),
+                  report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
+                  verbosity=Verbosity.quiet)  # fmt: skip
+        @given(plans(profile, sockets, seed, bool(getattr(variant, "SIM_OWN_SOCKETS_ONLY", False))))
+        def attempt(plan: Plan) -> None:
+            nonlocal runs
+            now = time.perf_counter()
+            if failing and now >= deadline:
+                # Hypothesis may shrink until the search's deadline (then `_minimize` for half the
+                # budget); past that, every candidate counts as failing, so Hypothesis ends at once.
+                # Only real runs are kept (`failing`).
+                raise _broke(failing[0].violation.invariant)  # type: ignore[union-attr]
+            if now >= deadline or runs >= planned:
+                return  # out of time (the outcome is `unknown`), or the planned runs are done
+            run = run_plan(variant, plan, checking)
+            runs += 1
+            target(float(run.overlap), label="cache generations in use at once")
+            if run.violation is not None:
+                same = not failing or run.violation.invariant == failing[0].violation.invariant  # type: ignore[union-attr]
+                if same and (not failing or _smaller(run.plan, failing[-1].plan)):
+                    failing.append(run)
+                raise _broke(run.violation.invariant)
+
+        with contextlib.suppress(AssertionError, Flaky):  # a break (kept in `failing`), or a flaky one
+            attempt()
 
     gc.freeze()  # the runs' gc.collect() then walks only what the runs made: 100x cheaper here
     try:
-        attempt()
-    except (AssertionError, Flaky):
-        pass
+        # Hypothesis may end a round before its max_examples (it judges the space explored):
+        # the next round, seeded from the same seed, draws the rest, until the planned runs are
+        # done or the time is out. The same seed still runs the same plans on any machine.
+        for round_index in range(ROUNDS):
+            if failing or runs >= planned or time.perf_counter() >= deadline:
+                break
+            attempts(seed + round_index * ROUND_SEEDS, planned - runs)
     finally:
         gc.unfreeze()
     if failing:

@@ -27,6 +27,7 @@ from types import ModuleType
 from reference.clock import SettleTimeout, VirtualClock
 from reference.config import ManagerConfig
 from reference.harness.capture import thread_errors
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.hooks import Hooks
@@ -121,5 +122,5 @@ LESSON = Lesson(
     upstream="residual after PR #36351 (mori's helper, 0.5.19; gone in 0.5.20)",
     needs=("KVManager", "KVManager._handle_node_failure"),
     body=observe,
-    checks=(simulation_check("stale-tracker"),),
+    checks=(simulation_check("stale-tracker"), *exploration_checks("stale-tracker")),
 )

@@ -1,0 +1,73 @@
+"""Exploration for lesson `stale-tracker` (residual of PR #36351): a late cleanup against a
+failure and a re-registration.
+
+Two threads and no hook points. Mori's decode-status thread cleans up room OLD, which
+finished on the prefill (`_cleanup_room_tracking(OLD)`). Meanwhile the heartbeat declares
+that prefill dead (`_handle_node_failure(addr)`: its tracker set is popped) and the
+prefill, back behind the same address, gets a new request: its receiver tracks room NEW
+under that address again, in a fresh set (here in one locked step, so the property is
+about the cleanup alone, not about how a receiver inserts its set).
+
+Property `late-cleanup-keeps-new-set` (HARDEN(stale-tracker)): whatever the interleaving,
+the cleanup raises nothing and room NEW is still tracked under the address once both
+threads are done, so the prefill's next failure fails it. A cleanup that checks its set
+is the tracker's and pops the address later, with nothing held between, pops the new
+set when the failure and the re-registration fall between the two.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from reference.clock import VirtualClock
+from reference.config import ManagerConfig
+from reference.explore.property import Property, ThreadErrors
+from reference.status import KVPoll
+from reference.transport.mock import MockNetwork
+
+ADDR = "10.0.0.1:8998"
+OLD, NEW = 1, 2
+
+
+class World(ThreadErrors):
+    def __init__(self, variant: ModuleType) -> None:
+        super().__init__()
+        self.manager = variant.KVManager(MockNetwork(), ManagerConfig(), VirtualClock())
+        self.manager.add_prefill(ADDR)
+        self.manager.track_room(ADDR, OLD)
+        self.manager.update_status(OLD, KVPoll.Success)
+        self.fresh: set[int] = {NEW}  # the re-registered prefill's set
+
+
+def mori_cleanup(world: World) -> None:
+    world.manager._cleanup_room_tracking(OLD)
+
+
+def failure_then_new_request(world: World) -> None:
+    manager = world.manager
+    manager._handle_node_failure(ADDR)
+    with manager.connection_lock:  # the new receiver's tracking, put in as one locked step
+        manager.room_to_bootstrap_addr[NEW] = ADDR
+        manager.addr_to_rooms_tracker[ADDR] = world.fresh
+
+
+def check(world: World) -> list[str]:
+    problems = [f"thread died: {error}" for error in world.errors]
+    tracked = world.manager.addr_to_rooms_tracker.get(ADDR)
+    if tracked is None or NEW not in tracked:
+        shown = "no set" if tracked is None else f"a set without it ({sorted(tracked)})"
+        problems.append(f"room {NEW} of the re-registered prefill is tracked nowhere: {ADDR} has {shown}")
+    return problems
+
+
+PROPERTIES = (
+    Property(
+        lesson="stale-tracker",
+        id="late-cleanup-keeps-new-set",
+        claim="a cleanup racing a failure and a re-registration never untracks the new prefill's room",
+        needs=("KVManager", "KVManager._handle_node_failure", "KVManager._cleanup_room_tracking"),
+        setup=World,
+        workers=(("mori-cleanup", mori_cleanup), ("failure-new-request", failure_then_new_request)),
+        check=check,
+    ),
+)
