@@ -26,15 +26,16 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import shutil
 import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.lessons import LESSONS, Options, run_lesson
-from reference.upstream import load_sglang
+from reference.mutate.runner import Verdicts, compare, run_impl
 from reference.upstream.trees import DISAGG, make_tree
 
 # (classes in the MRO the adapter runs, most derived first, method) -> the lesson that
@@ -189,23 +190,42 @@ def _defines(text: str, cls: str, method: str) -> bool:
     return False
 
 
-FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+SURVIVED = "survived"
 
 
-def judge(wheel: Path, mutant: Mutant, root: Path) -> str:
-    """The mutant's lesson first; if that stays `ok`, the other three fix lessons (a
-    mutant one PR's lesson misses may break what another's reads). `ok`: survived."""
+class BaselineError(Exception):
+    """The unmutated tree did not give the same verdicts twice."""
+
+
+def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
+    """Every lesson's and check's verdict on the unmutated tree, from two runs that must
+    agree (a verdict that varied would pass for a kill)."""
+    tree = make_tree(wheel, root)
+    runs = [run_impl(tree, (), timeout, flag="--sglang") for _ in range(2)]
+    for status, _, note in runs:
+        if status != "ran":
+            raise BaselineError(f"unmutated {wheel.name}: {status} {note}")
+    if runs[0][1] != runs[1][1]:
+        diffs = compare(runs[0][1], runs[1][1])[1]
+        raise BaselineError(f"unmutated {wheel.name}: verdicts differ between two runs: {diffs[:3]}")
+    return runs[0][1]
+
+
+def judge(wheel: Path, mutant: Mutant, root: Path, unmutated: Verdicts, timeout: float) -> tuple[str, str]:
+    """(outcome, what told it apart): every lesson with every check through `--sglang`
+    on the mutant's tree, compared verdict by verdict with the unmutated tree's
+    (`reference/mutate/runner.py`): `killed`, `unknown`, `timeout`, `import-error` or
+    `survived`."""
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
-        variant = load_sglang(str(tree))
-    except Exception as exc:  # a mutant the loader cannot load at all
-        return f"unknown ({type(exc).__name__})"
-    for lesson in [mutant.lesson, *(x for x in FIX_LESSONS if x != mutant.lesson)]:
-        verdict = run_lesson(LESSONS[lesson], variant, Options()).verdict
-        if verdict != "ok":
-            return verdict if lesson == mutant.lesson else f"{verdict}({lesson})"
-    return "ok"
+        status, verdicts, note = run_impl(tree, (), timeout, flag="--sglang")
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    if status != "ran":
+        return status, note
+    outcome, diffs = compare(unmutated, verdicts)
+    return outcome, "; ".join(diffs[:4]) + (f" (+{len(diffs) - 4})" if len(diffs) > 4 else "")
 
 
 # A survivor that cannot change behaviour: (how its line starts, why).
@@ -252,7 +272,7 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     found = all_mutants(wheel)
     verdicts = _verdicts(log)
     judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
-    survivors = [(m, classify(m)) for m, v in judged if v == "ok"]
+    survivors = [(m, classify(m)) for m, v in judged if v == SURVIVED]
     equivalent = sum(why.startswith("equivalent") for _, why in survivors)
     killed = len(judged) - len(survivors)
     scored = len(judged) - equivalent
@@ -273,6 +293,30 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     return "\n".join(lines), killed, scored, equivalent
 
 
+def _judge_all(args: argparse.Namespace, found: list[Mutant], earlier: dict[int, str]) -> list[str]:
+    """One log line per mutant (`index/total outcome target:line operator | differences`);
+    a mutant `earlier` detected keeps its line's outcome."""
+    lines: dict[int, str] = {}
+    with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
+        unmutated = baseline(args.wheel, Path(scratch) / "unmutated", args.timeout)
+
+        def one(index: int) -> None:
+            mutant = found[index]
+            outcome, how = earlier.get(index, SURVIVED), "kept from --resume"
+            if outcome == SURVIVED:
+                outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
+            lines[index] = (
+                f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
+                + (f" | {how}" if how else "")
+            )
+            if outcome != "skipped":
+                print(lines[index], file=sys.stderr, flush=True)
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            list(pool.map(one, range(len(found))))
+    return [lines[i] for i in range(len(found))]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reference.upstream.mutate", description=__doc__.splitlines()[0]
@@ -280,36 +324,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("wheel", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N mutants (0: all)")
+    parser.add_argument("--only", type=int, action="append", default=[], help="judge only mutant N (1-based)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants judged at once")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for one run of every lesson")
     parser.add_argument(
         "--from-log", type=Path, default=None, help="summarize a run's log instead of running"
     )
     parser.add_argument(
-        "--resume", type=Path, default=None, help="keep the kills of this log, judge the rest"
+        "--resume", type=Path, default=None, help="keep the detected mutants of this log, judge the rest"
     )
     parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
     args = parser.parse_args(argv)
+    if not args.wheel.is_file():
+        print(f"python -m reference.upstream.mutate: no such wheel: {args.wheel}", file=sys.stderr)
+        return 2
     if args.from_log is not None:
-        text = summarize(args.wheel, args.from_log.read_text().splitlines())[0]
-        if args.out:
-            args.out.write_text(text)
-        print(text)
-        return 0
-    found = all_mutants(args.wheel)
-    if args.limit:
-        found = found[: args.limit]
-    earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
-    log: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
-        for index, mutant in enumerate(found):
-            verdict = earlier.get(index, "ok")
-            if verdict == "ok":  # not judged yet, or survived its own lesson only
-                verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
-            log.append(
-                f"{index + 1}/{len(found)} {verdict:8} {mutant.target}:{mutant.line} {mutant.operator}"
-            )
-            print(log[-1], file=sys.stderr, flush=True)
-    if args.log:
-        args.log.write_text("\n".join(log) + "\n")
+        log = args.from_log.read_text().splitlines()
+    else:
+        found = all_mutants(args.wheel)
+        if args.limit:
+            found = found[: args.limit]
+        earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
+        if args.only:
+            earlier = {i: "skipped" for i in range(len(found)) if i + 1 not in args.only}
+        try:
+            log = [line for line in _judge_all(args, found, earlier) if " skipped " not in line]
+        except BaselineError as exc:
+            print(f"python -m reference.upstream.mutate: {exc}", file=sys.stderr)
+            return 2
+        if args.log:
+            args.log.write_text("\n".join(log) + "\n")
     text = summarize(args.wheel, log)[0]
     if args.out:
         args.out.write_text(text)

@@ -170,6 +170,39 @@ def other_prefills_untouched(variant: ModuleType, _options: Options) -> Observat
     )
 
 
+def failed_prefill_forgotten(variant: ModuleType, _options: Options) -> Observation:
+    """Once a prefill is declared dead, the decode keeps nothing of it: not its info (the
+    heartbeat would go on probing it), not the bootstrap entries a receiver cached for it
+    (a new request would send to its dead ports), not its room set; every open room it
+    held is Failed with a failure record naming the lost prefill. Another prefill's
+    cached entry stays."""
+    with thread_errors():
+        _hooks, manager, (a, _c) = build(variant, MockNetwork(), {A: (4, 1, 0), C: (2, 0, 0)})
+        for addr, port in ((A, 41000), (C, 42000)):  # what a receiver caches after its route fetch
+            manager.connection_pool[f"{addr}_0_0"] = [{"rank_ip": addr.split(":")[0], "rank_port": port}]
+        fail_on_thread(manager, A)
+    problems = [f"{what} still holds the dead prefill" for what, kept in (
+        ("prefill_info_table", A in manager.prefill_info_table),
+        ("connection_pool", any(key.startswith(A) for key in manager.connection_pool)),
+        ("addr_to_rooms_tracker", A in manager.addr_to_rooms_tracker),
+    ) if kept]  # fmt: skip
+    if f"{C}_0_0" not in manager.connection_pool:
+        problems.append("the live prefill's cached entry was dropped")
+    records = getattr(manager, "failure_records", {})
+    unrecorded = [r for r in a.in_flight if A not in str(records.get(r, ""))]
+    if unrecorded:
+        problems.append(f"rooms {unrecorded} failed with no failure record naming {A}")
+    lost = not_failed(manager, a)
+    if lost:
+        problems.append(f"rooms {lost} not failed")
+    if problems:
+        return Observation("bug", f"after {A} was declared dead: {'; '.join(problems)}")
+    return Observation(
+        "ok", f"the dead prefill's info, cached entries and room set dropped; its {len(a.in_flight)} open "
+        "rooms failed, each with a record naming it; the live prefill's entry kept"
+    )
+
+
 CHECKS = (
     Check(
         "every-affected-room-failed",
@@ -198,6 +231,13 @@ CHECKS = (
         "failing one prefill leaves the rooms of other prefills as they were, still tracked",
         f"_handle_node_failure: only tracker[failed addr] is taken and popped ({PR})",
         other_prefills_untouched,
+        NEEDS,
+    ),
+    Check(
+        "failed-prefill-forgotten",
+        "a prefill declared dead leaves no info, cached entry or room set behind; its open rooms failed with a record",
+        f"_handle_node_failure: drop the pool entries, info and tracker of the failed address ({PR})",
+        failed_prefill_forgotten,
         NEEDS,
     ),
 )
