@@ -303,7 +303,7 @@ def _judge_all(args: argparse.Namespace, found: list[Mutant], earlier: dict[int,
         def one(index: int) -> None:
             mutant = found[index]
             outcome, how = earlier.get(index, SURVIVED), "kept from --resume"
-            if outcome == SURVIVED:
+            if outcome in (SURVIVED, "ok"):  # "ok": a survivor of the lesson-level judgment
                 outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
             lines[index] = (
                 f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
