@@ -203,6 +203,47 @@ def failed_prefill_forgotten(variant: ModuleType, _options: Options) -> Observat
     )
 
 
+def misses_must_be_consecutive(variant: ModuleType, _options: Options) -> Observation:
+    """A prefill is declared dead after `heartbeat_max_failures` missed probes in a row: one
+    that misses every other probe (max 2) is never failed, and a successful probe prunes
+    the rooms cleared since from its room set; two misses in a row then fail its rooms."""
+    clock, net = VirtualClock(), MockNetwork()
+    net.add_prefill(A)
+    with thread_errors() as errors:
+        _hooks, manager, (a,) = build(variant, net, {A: (3, 1, 0)}, clock)
+        interval = manager.config.heartbeat_interval
+        manager.start_heartbeat()
+        try:
+            clock.wait_for_sleepers(1)
+            for _ in range(3):  # miss, answer, miss, answer, ...
+                net.kill(A)
+                clock.advance(interval)
+                net.revive(A)
+                clock.advance(interval)
+            flapping = [r for r in a.in_flight if status_of(manager, r) == "Failed"]
+            manager.clear(a.succeeded[0])
+            clock.advance(interval)
+            pruned = a.succeeded[0] not in manager.addr_to_rooms_tracker.get(A, ())
+            net.kill(A)
+            clock.advance(interval * manager.config.heartbeat_max_failures)
+            missed = not_failed(manager, a)
+        finally:
+            manager.close()
+    problems = [f"thread died: {errors.describe()}"] if errors.errors else []
+    if flapping:
+        problems.append(f"a prefill missing every other probe was declared dead (rooms {flapping} Failed)")
+    if not pruned:
+        problems.append(f"a successful probe left cleared room {a.succeeded[0]} in the room set")
+    if missed:
+        problems.append(f"two misses in a row left rooms {missed} un-failed")
+    if problems:
+        return Observation("bug", "; ".join(problems))
+    return Observation(
+        "ok", "3 single misses tolerated, the cleared room pruned on a successful probe, two misses in a "
+        f"row failed all {len(a.in_flight)} open rooms"
+    )
+
+
 CHECKS = (
     Check(
         "every-affected-room-failed",
@@ -238,6 +279,13 @@ CHECKS = (
         "a prefill declared dead leaves no info, cached entry or room set behind; its open rooms failed with a record",
         f"_handle_node_failure: drop the pool entries, info and tracker of the failed address ({PR})",
         failed_prefill_forgotten,
+        NEEDS,
+    ),
+    Check(
+        "misses-must-be-consecutive",
+        "only missed probes in a row declare a prefill dead; a successful probe prunes cleared rooms",
+        f"the heartbeat that calls _handle_node_failure: a probe answered resets the count ({PR})",
+        misses_must_be_consecutive,
         NEEDS,
     ),
 )
