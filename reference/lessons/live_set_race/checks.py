@@ -198,8 +198,9 @@ def failed_prefill_forgotten(variant: ModuleType, _options: Options) -> Observat
     if problems:
         return Observation("bug", f"after {A} was declared dead: {'; '.join(problems)}")
     return Observation(
-        "ok", f"the dead prefill's info, cached entries and room set dropped; its {len(a.in_flight)} open "
-        "rooms failed, each with a record naming it; the live prefill's entry kept"
+        "ok",
+        f"the dead prefill's info, cached entries and room set dropped; its {len(a.in_flight)} open "
+        "rooms failed, each with a record naming it; the live prefill's entry kept",
     )
 
 
@@ -239,8 +240,9 @@ def misses_must_be_consecutive(variant: ModuleType, _options: Options) -> Observ
     if problems:
         return Observation("bug", "; ".join(problems))
     return Observation(
-        "ok", "3 single misses tolerated, the cleared room pruned on a successful probe, two misses in a "
-        f"row failed all {len(a.in_flight)} open rooms"
+        "ok",
+        "3 single misses tolerated, the cleared room pruned on a successful probe, two misses in a "
+        f"row failed all {len(a.in_flight)} open rooms",
     )
 
 
@@ -276,7 +278,7 @@ CHECKS = (
     ),
     Check(
         "failed-prefill-forgotten",
-        "a prefill declared dead leaves no info, cached entry or room set behind; its open rooms failed with a record",
+        "a prefill declared dead leaves no info, cached entry or room set; its open rooms fail with a record",
         f"_handle_node_failure: drop the pool entries, info and tracker of the failed address ({PR})",
         failed_prefill_forgotten,
         NEEDS,
