@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reference.mutate.runner import Verdicts, compare, run_impl
+from reference.upstream.survivors import classify
 from reference.upstream.trees import DISAGG, make_tree
 
 # (classes in the MRO the adapter runs, most derived first, method) -> the lesson that
@@ -228,34 +229,6 @@ def judge(wheel: Path, mutant: Mutant, root: Path, unmutated: Verdicts, timeout:
     return outcome, "; ".join(diffs[:4]) + (f" (+{len(diffs) - 4})" if len(diffs) > 4 else "")
 
 
-# A survivor that cannot change behaviour: (how its line starts, why).
-EQUIVALENT = (('"""', "a docstring"), ("logger.", "logging only"), ('f"', "a log message's text"))
-# Why a non-equivalent survivor lives, by what the mutant removed or changed.
-REASONS = (
-    ("remove a lock", "the lesson's interleaving is scripted by a hook (one order), so a removed "
-     "lock is never contended; `--sglang --explore` explores it"),
-    ("connection_pool", "stale-bootstrap's cache entry: the judging lesson does not read it"),
-    ("record_failure", "the failure record: failure-records' concern, not the judging lesson's"),
-    ("disconnect_endpoint", "socket teardown: restart-recovery's concern"),
-    ("abort_notif", "the abort notification to the prefill: no lesson reads it"),
-)  # fmt: skip
-
-
-def classify(mutant: Mutant) -> str:
-    """`equivalent: why` or the reason a non-equivalent survivor lives."""
-    if mutant.operator in ("== -> is", "is -> ==") and (
-        "None" in mutant.before or "KVPoll." in mutant.before
-    ):
-        return "equivalent: upstream's statuses are small ints, None a singleton: `==` and `is` agree"
-    for start, why in EQUIVALENT:
-        if mutant.operator == "delete a statement" and mutant.before.startswith(start):
-            return f"equivalent: {why}"
-    for needle, why in REASONS:
-        if needle in mutant.operator or needle in mutant.before:
-            return why
-    return f"not observed by {mutant.lesson}"
-
-
 def _verdicts(log: list[str]) -> dict[int, str]:
     """index -> verdict from a run's log lines (`index/total verdict target op`)."""
     verdicts = {}
@@ -272,7 +245,7 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     found = all_mutants(wheel)
     verdicts = _verdicts(log)
     judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
-    survivors = [(m, classify(m)) for m, v in judged if v == SURVIVED]
+    survivors = [(m, classify(m.operator, m.before, m.lesson)) for m, v in judged if v == SURVIVED]
     equivalent = sum(why.startswith("equivalent") for _, why in survivors)
     killed = len(judged) - len(survivors)
     scored = len(judged) - equivalent
@@ -317,11 +290,31 @@ def _judge_all(args: argparse.Namespace, found: list[Mutant], earlier: dict[int,
     return [lines[i] for i in range(len(found))]
 
 
+HEADER = """# Mutation of upstream's own code
+
+Written by `bash ci/upstream_mutation.sh` (`python -m reference.upstream.mutate`; the raw
+runs are `mutation/<release>.log`, one line per mutant with the verdicts that told it
+apart). Each mutant changes one node of a method the four PRs touched or of a direct
+caller (`TARGETS` in `mutate.py`: semantic operators — remove a lock, `==`/`is`, delete a
+statement, move a guard, weaken a reference — and mutmut's comparison, boolean and
+constant operators), in a source tree made from the release's wheel, and runs through
+`--sglang TREE` on every lesson with every check. It is judged as
+`reference/mutate/runner.py` judges our own variants' mutants: killed when any lesson's
+or check's verdict differs from the unmodified tree's (two runs of which must agree),
+`unknown`/`timeout`/`import-error` when the run could not decide (counted as detected,
+as there), survived when every verdict is the same. Equivalent: a survivor no execution
+can tell apart (why, per row: `survivors.py`); every other survivor is a gap, with the
+check that would catch it. The hand-written revert of every PR hunk is a tree that must
+be `bug` (`trees.REVERTS`, `tests/test_upstream_trees.py`).
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reference.upstream.mutate", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("wheel", type=Path)
+    parser.add_argument("wheel", type=Path, nargs="?")
+    parser.add_argument("--header", action="store_true", help="print the summary's header and stop")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N mutants (0: all)")
     parser.add_argument("--only", type=int, action="append", default=[], help="judge only mutant N (1-based)")
@@ -335,10 +328,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
     args = parser.parse_args(argv)
-    if not args.wheel.is_file():
+    if args.header:
+        print(HEADER)
+        return 0
+    if args.wheel is None or not args.wheel.is_file():
         print(f"python -m reference.upstream.mutate: no such wheel: {args.wheel}", file=sys.stderr)
         return 2
     if args.from_log is not None:
+        if not args.from_log.is_file():
+            print(f"python -m reference.upstream.mutate: no such log: {args.from_log}", file=sys.stderr)
+            return 2
         log = args.from_log.read_text().splitlines()
     else:
         found = all_mutants(args.wheel)
