@@ -62,7 +62,8 @@ def test_only_behaviour_free_survivors_are_equivalent() -> None:
     assert _classed("is -> ==", "if self.bootstrap_infos is None:").startswith("equivalent")
     assert _classed("delete a statement", "session = None").startswith("equivalent")
     # `is` on two lists is not `==`: the cache's identity test is not equivalent
-    assert _classed("is -> ==", "if self.kv_mgr.connection_pool.get(key) is bootstrap_infos:").startswith("gap")
+    identity = "if self.kv_mgr.connection_pool.get(key) is bootstrap_infos:"
+    assert _classed("is -> ==", identity).startswith("gap")
     assert _classed("delete a statement", "self.request_status.pop(room)").startswith("gap: no check")
     assert _classed("remove a lock", "with self.connection_lock:").startswith("gap: the default run")
 

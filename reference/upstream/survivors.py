@@ -46,7 +46,8 @@ GAPS: tuple[tuple[str, str, str], ...] = (
     ("delete a statement", r"^self\.conclude_state = KVPoll\.Failed$",
      "gap: the latch matters only when a late Success lands before the scheduler's first poll; "
      "hardened leaves a failed fetch unlatched on purpose (it retries), so failure-recorded cannot ask it"),
-    ("", r"(timeout=\(2, 3\))", "gap: a /health answering after 2 to 3 s; the adapter's probe answers at once"),
+    ("", r"(timeout=\(2, 3\))",
+     "gap: a /health answering after 2 to 3 s; the adapter's probe answers at once"),
     ("", r"(session_pool)",
      "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
      "connections on restart would show a reused session"),
