@@ -31,6 +31,7 @@ BUGGY_PASSES = {
     "registered-before-cached",
     "success-keeps-cache",
     "slow-prefill-recovers",
+    "failure-recorded",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).
