@@ -32,6 +32,7 @@ BUGGY_PASSES = {
     "success-keeps-cache",
     "slow-prefill-recovers",
     "failure-recorded",
+    "slow-answer-waits",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

@@ -10,7 +10,7 @@ import ast
 
 import pytest
 
-from reference.upstream.mutate import main, mutants
+from reference.upstream.mutate import _plan, main, mutants
 from reference.upstream.survivors import classify
 
 SOURCE = '''
@@ -95,3 +95,15 @@ def test_bad_input_is_one_line(args, tmp_path, capsys) -> None:
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no such" in err
+
+
+def test_resume_keeps_the_detected_and_only_reopens_the_asked(tmp_path) -> None:
+    import argparse
+
+    log = tmp_path / "run.log"
+    log.write_text("1/3 killed       A.m:1 op | x\n2/3 survived     A.m:2 op\n3/3 ok           A.m:3 op\n")
+    resume = argparse.Namespace(resume=log, only=[])
+    todo, kept = _plan(resume, 3)
+    assert todo == [1, 2] and list(kept) == [0]  # a survivor, and the older log's `ok`, judged again
+    todo, kept = _plan(argparse.Namespace(resume=log, only=[1]), 3)
+    assert todo == [0] and sorted(kept) == [1, 2]  # only mutant 1 judged, every other line kept

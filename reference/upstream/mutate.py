@@ -266,28 +266,48 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     return "\n".join(lines), killed, scored, equivalent
 
 
-def _judge_all(args: argparse.Namespace, found: list[Mutant], earlier: dict[int, str]) -> list[str]:
-    """One log line per mutant (`index/total outcome target:line operator | differences`);
-    a mutant `earlier` detected keeps its line's outcome."""
-    lines: dict[int, str] = {}
+def _lines(log: list[str]) -> dict[int, str]:
+    """index -> that mutant's line of a run's log."""
+    return {i: line for line in log if (i := _index(line)) is not None}
+
+
+def _index(line: str) -> int | None:
+    head = line.split(maxsplit=1)[0] if line.strip() else ""
+    number = head.split("/")[0]
+    return int(number) - 1 if "/" in head and number.isdigit() else None
+
+
+def _plan(args: argparse.Namespace, count: int) -> tuple[list[int], dict[int, str]]:
+    """(the mutants to judge, the lines kept from --resume). --resume alone: judge its
+    survivors (`ok`: the older lesson-level log's), keep its detected; --only alone:
+    judge those; both: judge those, keep every other line of the log."""
+    kept = _lines(args.resume.read_text().splitlines()) if args.resume else {}
+    if args.only:
+        todo = [i for i in range(count) if i + 1 in args.only]
+        return todo, {i: line for i, line in kept.items() if i not in todo}
+    verdicts = _verdicts(list(kept.values()))
+    detected = {i: line for i, line in kept.items() if verdicts.get(i) not in (SURVIVED, "ok")}
+    return [i for i in range(count) if i not in detected], detected
+
+
+def _judge_all(args: argparse.Namespace, found: list[Mutant]) -> list[str]:
+    """One log line per mutant (`index/total outcome target:line operator | differences`)."""
+    todo, lines = _plan(args, len(found))
     with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
         unmutated = baseline(args.wheel, Path(scratch) / "unmutated", args.timeout)
 
         def one(index: int) -> None:
             mutant = found[index]
-            outcome, how = earlier.get(index, SURVIVED), "kept from --resume"
-            if outcome in (SURVIVED, "ok"):  # "ok": a survivor of the lesson-level judgment
-                outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
+            outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
             lines[index] = (
                 f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
                 + (f" | {how}" if how else "")
             )
-            if outcome != "skipped":
-                print(lines[index], file=sys.stderr, flush=True)
+            print(lines[index], file=sys.stderr, flush=True)
 
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            list(pool.map(one, range(len(found))))
-    return [lines[i] for i in range(len(found))]
+            list(pool.map(one, todo))
+    return [lines[i] for i in sorted(lines) if i < len(found)]
 
 
 HEADER = """# Mutation of upstream's own code
@@ -324,7 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         "--from-log", type=Path, default=None, help="summarize a run's log instead of running"
     )
     parser.add_argument(
-        "--resume", type=Path, default=None, help="keep the detected mutants of this log, judge the rest"
+        "--resume",
+        type=Path,
+        default=None,
+        help="keep the detected mutants of this log (with --only: every line but those), judge the rest",
     )
     parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
     args = parser.parse_args(argv)
@@ -334,20 +357,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.wheel is None or not args.wheel.is_file():
         print(f"python -m reference.upstream.mutate: no such wheel: {args.wheel}", file=sys.stderr)
         return 2
-    if args.from_log is not None:
-        if not args.from_log.is_file():
-            print(f"python -m reference.upstream.mutate: no such log: {args.from_log}", file=sys.stderr)
+    for log_path in (args.from_log, args.resume):
+        if log_path is not None and not log_path.is_file():
+            print(f"python -m reference.upstream.mutate: no such log: {log_path}", file=sys.stderr)
             return 2
+    if args.from_log is not None:
         log = args.from_log.read_text().splitlines()
     else:
         found = all_mutants(args.wheel)
         if args.limit:
             found = found[: args.limit]
-        earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
-        if args.only:
-            earlier = {i: "skipped" for i in range(len(found)) if i + 1 not in args.only}
         try:
-            log = [line for line in _judge_all(args, found, earlier) if " skipped " not in line]
+            log = _judge_all(args, found)
         except BaselineError as exc:
             print(f"python -m reference.upstream.mutate: {exc}", file=sys.stderr)
             return 2

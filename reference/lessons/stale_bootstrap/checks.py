@@ -124,4 +124,10 @@ CHECKS = (
         f"each failure path of the PR's hunks: record_failure, update_status(Failed), invalidate ({HUNKS})",
         triggers.failure_recorded,
     ),
+    Check(
+        "slow-answer-waits",
+        "a prefill answering within the waiting timeout: the request waits for it, then succeeds",
+        f"_check_waiting_timeout hunk: Failed only once the waiting timeout passed ({HUNKS})",
+        triggers.slow_answer_waits,
+    ),
 )

@@ -19,9 +19,10 @@ from functools import wraps
 from types import ModuleType
 from typing import Any
 
+from reference import wire
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.lessons.stale_bootstrap.check_world import DONE, CheckWorld, Escaped, check_world, show
+from reference.lessons.stale_bootstrap.check_world import CONFIG, DONE, CheckWorld, Escaped, check_world, show
 from reference.status import KVPoll
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -237,3 +238,28 @@ def failure_recorded(variant: ModuleType, options: Options) -> Observation:
         f"{seen} ways to fail (fetch, registration, send, waiting timeout): each Failed with its "
         "reason recorded and kept Failed past a late Success, or recovered",
     )
+
+
+@judged
+def slow_answer_waits(variant: ModuleType, options: Options) -> Observation:
+    """The prefill answers after half the waiting timeout: until then the request is in
+    flight (not Failed: the timeout has not passed), and then it succeeds."""
+    with check_world(variant, "upstream") as world:
+        world.request()
+        late = CONFIG.waiting_timeout / 2
+        world.net.delay(late, count=1, tag=wire.STATUS)
+        receiver = world.open()
+        world.send(receiver)
+        early = KVPoll(receiver.poll())
+        world.clock.advance(late)
+        world.net.pump()
+        status = KVPoll(receiver.poll())
+    if early in DONE:
+        return Observation(
+            "bug", f"the request was {early.name} before its prefill answered, {late:g} s early"
+        )
+    if status != KVPoll.Success:
+        return Observation(
+            "bug", f"the prefill answered after {late:g} s, within the timeout: request {status.name}"
+        )
+    return Observation("ok", f"{early.name} until the prefill answered after {late:g} s, then Success")
