@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reference.mutate.runner import Verdicts, compare, run_impl
-from reference.upstream.survivors import classify
+from reference.upstream.survivors import block_of, classify
 from reference.upstream.trees import DISAGG, make_tree
 
 # (classes in the MRO the adapter runs, most derived first, method) -> the lesson that
@@ -245,7 +245,11 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     found = all_mutants(wheel)
     verdicts = _verdicts(log)
     judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
-    survivors = [(m, classify(m.operator, m.before, m.lesson)) for m, v in judged if v == SURVIVED]
+    survivors = [
+        (m, classify(m.operator, m.before, m.lesson, block_of(m.text, m.line)))
+        for m, v in judged
+        if v == SURVIVED
+    ]
     equivalent = sum(why.startswith("equivalent") for _, why in survivors)
     killed = len(judged) - len(survivors)
     scored = len(judged) - equivalent
