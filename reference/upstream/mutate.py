@@ -330,6 +330,12 @@ as there), survived when every verdict is the same. Equivalent: a survivor no ex
 can tell apart (why, per row: `survivors.py`); every other survivor is a gap, with the
 check that would catch it. The hand-written revert of every PR hunk is a tree that must
 be `bug` (`trees.REVERTS`, `tests/test_upstream_trees.py`).
+
+How this was run (`--resume`): a log line whose outcome is a verdict (`bug`, `unknown`,
+`bug(<lesson>)`) is a kill kept from the earlier lesson-level run, which counted a fix
+lesson's verdict other than `ok`: a verdict that differs from the unmodified tree's, so
+still a kill while the checks only grow (on the first 42 mutants of each release, re-run,
+every such kill was killed again). Every other mutant was judged as above.
 """
 
 
