@@ -334,7 +334,7 @@ be `bug` (`trees.REVERTS`, `tests/test_upstream_trees.py`).
 How this was run (`--resume`): a log line whose outcome is a verdict (`bug`, `unknown`,
 `bug(<lesson>)`) is a kill kept from the earlier lesson-level run, which counted a fix
 lesson's verdict other than `ok`: a verdict that differs from the unmodified tree's, so
-still a kill while the checks only grow (on the first 42 mutants of each release, re-run,
+still a kill while the checks only grow (on the first 39 mutants of each release, re-run,
 every such kill was killed again). Every other mutant was judged as above.
 """
 
