@@ -335,9 +335,8 @@ How this was run (`--resume`): a log line whose outcome is a verdict (`bug`, `un
 `bug(<lesson>)`) is a kill kept from the earlier lesson-level run, which counted a fix
 lesson's verdict other than `ok`: a verdict that differs from the unmodified tree's, so
 still a kill while the checks only grow (on the first 39 mutants of each release, re-run,
-every such kill was killed again). Every other mutant was judged as above; the last
-check added (`slow-answer-waits`) judged again only the survivors of stale-bootstrap's
-targets that are neither equivalent nor a lock, so the rates are lower bounds.
+every such kill was killed again). Every other mutant was judged as above; every
+survivor listed was judged (again, `--resume --only`) with every check there is now.
 """
 
 
