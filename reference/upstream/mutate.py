@@ -336,7 +336,7 @@ How this was run (`--resume`): a log line whose outcome is a verdict (`bug`, `un
 lesson's verdict other than `ok`: a verdict that differs from the unmodified tree's, so
 still a kill while the checks only grow (on the first 39 mutants of each release, re-run,
 every such kill was killed again). Every other mutant was judged as above; every
-survivor listed was judged (again, `--resume --only`) with every check there is now.
+non-equivalent survivor was judged (again, `--resume --only`) with every check there is now.
 """
 
 
