@@ -14,7 +14,11 @@ from checklist_gallery import (
 LESSON = "live-set-race"
 pytestmark = pytest.mark.lesson(id=LESSON)
 
-BUGGY_PASSES = {"other-prefills-untouched"}  # a guard against over-reaching fixes (README)
+BUGGY_PASSES = {  # guards against over-reaching fixes (README)
+    "other-prefills-untouched",
+    "failed-prefill-forgotten",
+    "misses-must-be-consecutive",
+}
 GALLERY = {
     "live_set_pop": "every-affected-room-failed",
     "lock_across_loop": "no-exception-in-any-thread",

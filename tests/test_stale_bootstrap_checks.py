@@ -31,6 +31,8 @@ BUGGY_PASSES = {
     "registered-before-cached",
     "success-keeps-cache",
     "slow-prefill-recovers",
+    "failure-recorded",
+    "slow-answer-waits",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

@@ -1,12 +1,17 @@
 """The operators of the upstream mutation run (`reference/upstream/mutate.py`), on a
-small class: each semantic operator and each of mutmut's yields the change it names,
-and only the survivors that cannot change behaviour are classed equivalent."""
+small class: each semantic operator and each of mutmut's yields the change it names;
+only the survivors that cannot change behaviour are classed equivalent
+(`survivors.py`); a run's log is summed up with equivalents left out of the rate and
+every other survivor listed as a gap; bad input is one line."""
 
 from __future__ import annotations
 
 import ast
 
-from reference.upstream.mutate import Mutant, classify, mutants
+import pytest
+
+from reference.upstream.mutate import _plan, main, mutants
+from reference.upstream.survivors import classify
 
 SOURCE = '''
 class CommonKVManager:
@@ -46,15 +51,59 @@ def test_every_operator_makes_its_change() -> None:
     assert len(found["delete a statement"]) >= 4
 
 
-def _mutant(operator: str, before: str) -> Mutant:
-    return Mutant("common/conn.py", "C.m", 1, operator, before, "", "failed-resurrect")
+def _classed(operator: str, line: str) -> str:
+    return classify(operator, line, "failed-resurrect")
 
 
 def test_only_behaviour_free_survivors_are_equivalent() -> None:
-    assert classify(_mutant("delete a statement", '"""Docstring."""')).startswith("equivalent")
-    assert classify(_mutant("delete a statement", 'logger.info("x")')).startswith("equivalent")
-    assert classify(_mutant("== -> is", "if status == KVPoll.Failed:")).startswith("equivalent")
-    assert not classify(_mutant("delete a statement", "self.request_status.pop(room)")).startswith(
-        "equivalent"
+    assert _classed("delete a statement", '"""Docstring."""').startswith("equivalent")
+    assert _classed("delete a statement", 'logger.info("x")').startswith("equivalent")
+    assert _classed("== -> is", "if status == KVPoll.Failed:").startswith("equivalent")
+    assert _classed("is -> ==", "if self.bootstrap_infos is None:").startswith("equivalent")
+    assert _classed("delete a statement", "session = None").startswith("equivalent")
+    # `is` on two lists is not `==`: the cache's identity test is not equivalent
+    identity = "if self.kv_mgr.connection_pool.get(key) is bootstrap_infos:"
+    assert _classed("is -> ==", identity).startswith("gap")
+    assert _classed("delete a statement", "self.request_status.pop(room)").startswith("gap: no check")
+    assert _classed("remove a lock", "with self.connection_lock:").startswith("gap: the default run")
+
+
+def test_a_log_is_summed_up_with_equivalents_out_of_the_rate(tmp_path, capsys) -> None:
+    from upstream_wheels import wheel
+
+    release = wheel("0.5.19")
+    log = tmp_path / "run.log"
+    # mutant 1: killed; 7: `==` -> `is` on a KVPoll (equivalent); 21: a removed lock (a gap)
+    log.write_text(
+        "1/243 killed       CommonKVManager.update_status:366 move a guard: if not | x: ok -> bug\n"
+        "7/243 survived     CommonKVManager.update_status:371 == -> is\n"
+        "21/243 survived     CommonKVManager._handle_node_failure:1135 remove a lock\n"
     )
-    assert not classify(_mutant("remove a lock", "with self.connection_lock:")).startswith("equivalent")
+    assert main([str(release), "--from-log", str(log)]) == 0
+    text = capsys.readouterr().out
+    assert "3 of 243 mutants judged; 1 killed, 2 survived, of which 1 equivalent" in text
+    assert "**1 of 2 non-equivalent mutants killed (50.0%)**" in text
+    assert "| remove a lock |" in text and "gap: the default run" in text
+
+
+@pytest.mark.parametrize("args", [["no-such.whl"], ["--from-log", "no-such.log"]])
+def test_bad_input_is_one_line(args, tmp_path, capsys) -> None:
+    if args[0] == "--from-log":
+        from upstream_wheels import wheel
+
+        args = [str(wheel("0.5.19")), *args]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "no such" in err
+
+
+def test_resume_keeps_the_detected_and_only_reopens_the_asked(tmp_path) -> None:
+    import argparse
+
+    log = tmp_path / "run.log"
+    log.write_text("1/3 killed       A.m:1 op | x\n2/3 survived     A.m:2 op\n3/3 ok           A.m:3 op\n")
+    resume = argparse.Namespace(resume=log, only=[])
+    todo, kept = _plan(resume, 3)
+    assert todo == [1, 2] and list(kept) == [0]  # a survivor, and the older log's `ok`, judged again
+    todo, kept = _plan(argparse.Namespace(resume=log, only=[1]), 3)
+    assert todo == [0] and sorted(kept) == [1, 2]  # only mutant 1 judged, every other line kept

@@ -65,10 +65,11 @@ def _verdicts(payload: dict) -> Verdicts:
 
 
 def run_impl(
-    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = ()
+    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = (), flag: str = "--impl"
 ) -> tuple[str, Verdicts, str]:
-    """(status, verdicts, note) of one `--impl` run: status `ran`, `timeout` or `import-error`."""
-    cmd = [sys.executable, "-m", "reference", "--impl", str(package), "--json", *extra]
+    """(status, verdicts, note) of one `--impl` run (or `flag`, e.g. `--sglang TREE`):
+    status `ran`, `timeout` or `import-error`."""
+    cmd = [sys.executable, "-m", "reference", flag, str(package), "--json", *extra]
     for lesson in lessons:
         cmd += ["--lesson", lesson]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -26,15 +26,17 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import shutil
 import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.lessons import LESSONS, Options, run_lesson
-from reference.upstream import load_sglang
+from reference.mutate.runner import Verdicts, compare, run_impl
+from reference.upstream.survivors import block_of, classify
 from reference.upstream.trees import DISAGG, make_tree
 
 # (classes in the MRO the adapter runs, most derived first, method) -> the lesson that
@@ -189,51 +191,42 @@ def _defines(text: str, cls: str, method: str) -> bool:
     return False
 
 
-FIX_LESSONS = ("failed-resurrect", "live-set-race", "stale-bootstrap", "task-refs")
+SURVIVED = "survived"
 
 
-def judge(wheel: Path, mutant: Mutant, root: Path) -> str:
-    """The mutant's lesson first; if that stays `ok`, the other three fix lessons (a
-    mutant one PR's lesson misses may break what another's reads). `ok`: survived."""
+class BaselineError(Exception):
+    """The unmutated tree did not give the same verdicts twice."""
+
+
+def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
+    """Every lesson's and check's verdict on the unmutated tree, from two runs that must
+    agree (a verdict that varied would pass for a kill)."""
+    tree = make_tree(wheel, root)
+    runs = [run_impl(tree, (), timeout, flag="--sglang") for _ in range(2)]
+    for status, _, note in runs:
+        if status != "ran":
+            raise BaselineError(f"unmutated {wheel.name}: {status} {note}")
+    if runs[0][1] != runs[1][1]:
+        diffs = compare(runs[0][1], runs[1][1])[1]
+        raise BaselineError(f"unmutated {wheel.name}: verdicts differ between two runs: {diffs[:3]}")
+    return runs[0][1]
+
+
+def judge(wheel: Path, mutant: Mutant, root: Path, unmutated: Verdicts, timeout: float) -> tuple[str, str]:
+    """(outcome, what told it apart): every lesson with every check through `--sglang`
+    on the mutant's tree, compared verdict by verdict with the unmutated tree's
+    (`reference/mutate/runner.py`): `killed`, `unknown`, `timeout`, `import-error` or
+    `survived`."""
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
-        variant = load_sglang(str(tree))
-    except Exception as exc:  # a mutant the loader cannot load at all
-        return f"unknown ({type(exc).__name__})"
-    for lesson in [mutant.lesson, *(x for x in FIX_LESSONS if x != mutant.lesson)]:
-        verdict = run_lesson(LESSONS[lesson], variant, Options()).verdict
-        if verdict != "ok":
-            return verdict if lesson == mutant.lesson else f"{verdict}({lesson})"
-    return "ok"
-
-
-# A survivor that cannot change behaviour: (how its line starts, why).
-EQUIVALENT = (('"""', "a docstring"), ("logger.", "logging only"), ('f"', "a log message's text"))
-# Why a non-equivalent survivor lives, by what the mutant removed or changed.
-REASONS = (
-    ("remove a lock", "the lesson's interleaving is scripted by a hook (one order), so a removed "
-     "lock is never contended; `--sglang --explore` explores it"),
-    ("connection_pool", "stale-bootstrap's cache entry: the judging lesson does not read it"),
-    ("record_failure", "the failure record: failure-records' concern, not the judging lesson's"),
-    ("disconnect_endpoint", "socket teardown: restart-recovery's concern"),
-    ("abort_notif", "the abort notification to the prefill: no lesson reads it"),
-)  # fmt: skip
-
-
-def classify(mutant: Mutant) -> str:
-    """`equivalent: why` or the reason a non-equivalent survivor lives."""
-    if mutant.operator in ("== -> is", "is -> ==") and (
-        "None" in mutant.before or "KVPoll." in mutant.before
-    ):
-        return "equivalent: upstream's statuses are small ints, None a singleton: `==` and `is` agree"
-    for start, why in EQUIVALENT:
-        if mutant.operator == "delete a statement" and mutant.before.startswith(start):
-            return f"equivalent: {why}"
-    for needle, why in REASONS:
-        if needle in mutant.operator or needle in mutant.before:
-            return why
-    return f"not observed by {mutant.lesson}"
+        status, verdicts, note = run_impl(tree, (), timeout, flag="--sglang")
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    if status != "ran":
+        return status, note
+    outcome, diffs = compare(unmutated, verdicts)
+    return outcome, "; ".join(diffs[:4]) + (f" (+{len(diffs) - 4})" if len(diffs) > 4 else "")
 
 
 def _verdicts(log: list[str]) -> dict[int, str]:
@@ -252,7 +245,11 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     found = all_mutants(wheel)
     verdicts = _verdicts(log)
     judged = [(found[i], v) for i, v in sorted(verdicts.items()) if i < len(found)]
-    survivors = [(m, classify(m)) for m, v in judged if v == "ok"]
+    survivors = [
+        (m, classify(m.operator, m.before, m.lesson, block_of(m.text, m.line)))
+        for m, v in judged
+        if v == SURVIVED
+    ]
     equivalent = sum(why.startswith("equivalent") for _, why in survivors)
     killed = len(judged) - len(survivors)
     scored = len(judged) - equivalent
@@ -273,43 +270,121 @@ def summarize(wheel: Path, log: list[str]) -> tuple[str, int, int, int]:
     return "\n".join(lines), killed, scored, equivalent
 
 
+def _lines(log: list[str]) -> dict[int, str]:
+    """index -> that mutant's line of a run's log."""
+    return {i: line for line in log if (i := _index(line)) is not None}
+
+
+def _index(line: str) -> int | None:
+    head = line.split(maxsplit=1)[0] if line.strip() else ""
+    number = head.split("/")[0]
+    return int(number) - 1 if "/" in head and number.isdigit() else None
+
+
+def _plan(args: argparse.Namespace, count: int) -> tuple[list[int], dict[int, str]]:
+    """(the mutants to judge, the lines kept from --resume). --resume alone: judge its
+    survivors (`ok`: the older lesson-level log's), keep its detected; --only alone:
+    judge those; both: judge those, keep every other line of the log."""
+    kept = _lines(args.resume.read_text().splitlines()) if args.resume else {}
+    if args.only:
+        todo = [i for i in range(count) if i + 1 in args.only]
+        return todo, {i: line for i, line in kept.items() if i not in todo}
+    verdicts = _verdicts(list(kept.values()))
+    detected = {i: line for i, line in kept.items() if verdicts.get(i) not in (SURVIVED, "ok")}
+    return [i for i in range(count) if i not in detected], detected
+
+
+def _judge_all(args: argparse.Namespace, found: list[Mutant]) -> list[str]:
+    """One log line per mutant (`index/total outcome target:line operator | differences`)."""
+    todo, lines = _plan(args, len(found))
+    with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
+        unmutated = baseline(args.wheel, Path(scratch) / "unmutated", args.timeout)
+
+        def one(index: int) -> None:
+            mutant = found[index]
+            outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
+            lines[index] = (
+                f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
+                + (f" | {how}" if how else "")
+            )
+            print(lines[index], file=sys.stderr, flush=True)
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            list(pool.map(one, todo))
+    return [lines[i] for i in sorted(lines) if i < len(found)]
+
+
+HEADER = """# Mutation of upstream's own code
+
+Written by `bash ci/upstream_mutation.sh` (`python -m reference.upstream.mutate`; the raw
+runs are `mutation/<release>.log`, one line per mutant with the verdicts that told it
+apart). Each mutant changes one node of a method the four PRs touched or of a direct
+caller (`TARGETS` in `mutate.py`: semantic operators — remove a lock, `==`/`is`, delete a
+statement, move a guard, weaken a reference — and mutmut's comparison, boolean and
+constant operators), in a source tree made from the release's wheel, and runs through
+`--sglang TREE` on every lesson with every check. It is judged as
+`reference/mutate/runner.py` judges our own variants' mutants: killed when any lesson's
+or check's verdict differs from the unmodified tree's (two runs of which must agree),
+`unknown`/`timeout`/`import-error` when the run could not decide (counted as detected,
+as there), survived when every verdict is the same. Equivalent: a survivor no execution
+can tell apart (why, per row: `survivors.py`); every other survivor is a gap, with the
+check that would catch it. The hand-written revert of every PR hunk is a tree that must
+be `bug` (`trees.REVERTS`, `tests/test_upstream_trees.py`).
+
+How this was run (`--resume`): a log line whose outcome is a verdict (`bug`, `unknown`,
+`bug(<lesson>)`) is a kill kept from the earlier lesson-level run, which counted a fix
+lesson's verdict other than `ok`: a verdict that differs from the unmodified tree's, so
+still a kill while the checks only grow (on the first 39 mutants of each release, re-run,
+every such kill was killed again). Every other mutant was judged as above; every
+non-equivalent survivor was judged (again, `--resume --only`) with every check there is now.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reference.upstream.mutate", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("wheel", type=Path)
+    parser.add_argument("wheel", type=Path, nargs="?")
+    parser.add_argument("--header", action="store_true", help="print the summary's header and stop")
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown report here")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N mutants (0: all)")
+    parser.add_argument("--only", type=int, action="append", default=[], help="judge only mutant N (1-based)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants judged at once")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for one run of every lesson")
     parser.add_argument(
         "--from-log", type=Path, default=None, help="summarize a run's log instead of running"
     )
     parser.add_argument(
-        "--resume", type=Path, default=None, help="keep the kills of this log, judge the rest"
+        "--resume",
+        type=Path,
+        default=None,
+        help="keep the detected mutants of this log (with --only: every line but those), judge the rest",
     )
     parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
     args = parser.parse_args(argv)
-    if args.from_log is not None:
-        text = summarize(args.wheel, args.from_log.read_text().splitlines())[0]
-        if args.out:
-            args.out.write_text(text)
-        print(text)
+    if args.header:
+        print(HEADER)
         return 0
-    found = all_mutants(args.wheel)
-    if args.limit:
-        found = found[: args.limit]
-    earlier = _verdicts(args.resume.read_text().splitlines()) if args.resume else {}
-    log: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
-        for index, mutant in enumerate(found):
-            verdict = earlier.get(index, "ok")
-            if verdict == "ok":  # not judged yet, or survived its own lesson only
-                verdict = judge(args.wheel, mutant, Path(scratch) / f"m{index}")
-            log.append(
-                f"{index + 1}/{len(found)} {verdict:8} {mutant.target}:{mutant.line} {mutant.operator}"
-            )
-            print(log[-1], file=sys.stderr, flush=True)
-    if args.log:
-        args.log.write_text("\n".join(log) + "\n")
+    if args.wheel is None or not args.wheel.is_file():
+        print(f"python -m reference.upstream.mutate: no such wheel: {args.wheel}", file=sys.stderr)
+        return 2
+    for log_path in (args.from_log, args.resume):
+        if log_path is not None and not log_path.is_file():
+            print(f"python -m reference.upstream.mutate: no such log: {log_path}", file=sys.stderr)
+            return 2
+    if args.from_log is not None:
+        log = args.from_log.read_text().splitlines()
+    else:
+        found = all_mutants(args.wheel)
+        if args.limit:
+            found = found[: args.limit]
+        try:
+            log = _judge_all(args, found)
+        except BaselineError as exc:
+            print(f"python -m reference.upstream.mutate: {exc}", file=sys.stderr)
+            return 2
+        if args.log:
+            args.log.write_text("\n".join(log) + "\n")
     text = summarize(args.wheel, log)[0]
     if args.out:
         args.out.write_text(text)

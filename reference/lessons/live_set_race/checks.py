@@ -170,6 +170,82 @@ def other_prefills_untouched(variant: ModuleType, _options: Options) -> Observat
     )
 
 
+def failed_prefill_forgotten(variant: ModuleType, _options: Options) -> Observation:
+    """Once a prefill is declared dead, the decode keeps nothing of it: not its info (the
+    heartbeat would go on probing it), not the bootstrap entries a receiver cached for it
+    (a new request would send to its dead ports), not its room set; every open room it
+    held is Failed with a failure record naming the lost prefill. Another prefill's
+    cached entry stays."""
+    with thread_errors():
+        _hooks, manager, (a, _c) = build(variant, MockNetwork(), {A: (4, 1, 0), C: (2, 0, 0)})
+        for addr, port in ((A, 41000), (C, 42000)):  # what a receiver caches after its route fetch
+            manager.connection_pool[f"{addr}_0_0"] = [{"rank_ip": addr.split(":")[0], "rank_port": port}]
+        fail_on_thread(manager, A)
+    problems = [f"{what} still holds the dead prefill" for what, kept in (
+        ("prefill_info_table", A in manager.prefill_info_table),
+        ("connection_pool", any(key.startswith(A) for key in manager.connection_pool)),
+        ("addr_to_rooms_tracker", A in manager.addr_to_rooms_tracker),
+    ) if kept]  # fmt: skip
+    if f"{C}_0_0" not in manager.connection_pool:
+        problems.append("the live prefill's cached entry was dropped")
+    records = getattr(manager, "failure_records", {})
+    unrecorded = [r for r in a.in_flight if A not in str(records.get(r, ""))]
+    if unrecorded:
+        problems.append(f"rooms {unrecorded} failed with no failure record naming {A}")
+    lost = not_failed(manager, a)
+    if lost:
+        problems.append(f"rooms {lost} not failed")
+    if problems:
+        return Observation("bug", f"after {A} was declared dead: {'; '.join(problems)}")
+    return Observation(
+        "ok",
+        f"the dead prefill's info, cached entries and room set dropped; its {len(a.in_flight)} open "
+        "rooms failed, each with a record naming it; the live prefill's entry kept",
+    )
+
+
+def misses_must_be_consecutive(variant: ModuleType, _options: Options) -> Observation:
+    """A prefill is declared dead after `heartbeat_max_failures` missed probes in a row: one
+    that misses every other probe (max 2) is never failed, and a successful probe prunes
+    the rooms cleared since from its room set; two misses in a row then fail its rooms."""
+    clock, net = VirtualClock(), MockNetwork()
+    net.add_prefill(A)
+    with thread_errors() as errors:
+        _hooks, manager, (a,) = build(variant, net, {A: (3, 1, 0)}, clock)
+        interval = manager.config.heartbeat_interval
+        manager.start_heartbeat()
+        try:
+            clock.wait_for_sleepers(1)
+            for _ in range(3):  # miss, answer, miss, answer, ...
+                net.kill(A)
+                clock.advance(interval)
+                net.revive(A)
+                clock.advance(interval)
+            flapping = [r for r in a.in_flight if status_of(manager, r) == "Failed"]
+            manager.clear(a.succeeded[0])
+            clock.advance(interval)
+            pruned = a.succeeded[0] not in manager.addr_to_rooms_tracker.get(A, ())
+            net.kill(A)
+            clock.advance(interval * manager.config.heartbeat_max_failures)
+            missed = not_failed(manager, a)
+        finally:
+            manager.close()
+    problems = [f"thread died: {errors.describe()}"] if errors.errors else []
+    if flapping:
+        problems.append(f"a prefill missing every other probe was declared dead (rooms {flapping} Failed)")
+    if not pruned:
+        problems.append(f"a successful probe left cleared room {a.succeeded[0]} in the room set")
+    if missed:
+        problems.append(f"two misses in a row left rooms {missed} un-failed")
+    if problems:
+        return Observation("bug", "; ".join(problems))
+    return Observation(
+        "ok",
+        "3 single misses tolerated, the cleared room pruned on a successful probe, two misses in a "
+        f"row failed all {len(a.in_flight)} open rooms",
+    )
+
+
 CHECKS = (
     Check(
         "every-affected-room-failed",
@@ -198,6 +274,20 @@ CHECKS = (
         "failing one prefill leaves the rooms of other prefills as they were, still tracked",
         f"_handle_node_failure: only tracker[failed addr] is taken and popped ({PR})",
         other_prefills_untouched,
+        NEEDS,
+    ),
+    Check(
+        "failed-prefill-forgotten",
+        "a prefill declared dead leaves no info, cached entry or room set; its open rooms fail with a record",
+        f"_handle_node_failure: drop the pool entries, info and tracker of the failed address ({PR})",
+        failed_prefill_forgotten,
+        NEEDS,
+    ),
+    Check(
+        "misses-must-be-consecutive",
+        "only missed probes in a row declare a prefill dead; a successful probe prunes cleared rooms",
+        f"the heartbeat that calls _handle_node_failure: a probe answered resets the count ({PR})",
+        misses_must_be_consecutive,
         NEEDS,
     ),
 )

@@ -118,4 +118,16 @@ CHECKS = (
         f"the cost of invalidating on the waiting timeout, asked in review ({PR})",
         _slow_prefill,
     ),
+    Check(
+        "failure-recorded",
+        "a request failed by a fetch, registration, send or waiting timeout carries its recorded reason",
+        f"each failure path of the PR's hunks: record_failure, update_status(Failed), invalidate ({HUNKS})",
+        triggers.failure_recorded,
+    ),
+    Check(
+        "slow-answer-waits",
+        "a prefill answering within the waiting timeout: the request waits for it, then succeeds",
+        f"_check_waiting_timeout hunk: Failed only once the waiting timeout passed ({HUNKS})",
+        triggers.slow_answer_waits,
+    ),
 )

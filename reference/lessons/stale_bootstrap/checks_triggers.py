@@ -19,9 +19,10 @@ from functools import wraps
 from types import ModuleType
 from typing import Any
 
+from reference import wire
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.lessons.stale_bootstrap.check_world import DONE, CheckWorld, Escaped, check_world, show
+from reference.lessons.stale_bootstrap.check_world import CONFIG, DONE, CheckWorld, Escaped, check_world, show
 from reference.status import KVPoll
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -154,3 +155,111 @@ def connect_failure_contained(variant: ModuleType, options: Options) -> Observat
             f"a failing connect ({world.net.connect_refusals} refusals) failed the request and left nothing "
             "it used cached",
         )
+
+
+def _fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.prefills[0].kill()
+    return world.open(), "GET /route of a dead prefill failed", False
+
+
+def _registration_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.net.at("route", world.beside(world.prefills[0].restart), cp=1, after=True)
+    return world.open(), "registering with a restarted cp rank failed (fail-fast sockets)", False
+
+
+def _send_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.request()
+    world.prefills[0].restart()
+    receiver = world.open()
+    world.send(receiver)
+    return receiver, "send_metadata to stale ports failed (fail-fast sockets)", True
+
+
+def _timed_out(world: CheckWorld) -> tuple[Any, str, bool]:
+    return _send_failed(world)[0], "metadata to stale ports vanished (upstream sockets)", True
+
+
+# (what fails, sockets, cp ranks, whether the manager's own status must say Failed)
+_FAILURES = (
+    (_fetch_failed, "upstream", 1, True),
+    (_registration_failed, "fail-fast", 2, True),
+    (_send_failed, "fail-fast", 1, False),  # the receiver's own latch may carry it alone
+    (_timed_out, "upstream", 1, True),
+)
+
+
+def _late_success(world: CheckWorld, receiver: Any) -> None:
+    """A transfer status Success for the room arriving late (another rank's, or the
+    prefill's after the decode gave up): what the decode's inbox writes."""
+    world.manager.update_status(receiver.bootstrap_room, KVPoll.Success)
+
+
+def _one_failure(variant: ModuleType, failure: tuple) -> str:
+    """The problem ("" if none) of one way to fail."""
+    make, sockets, cp, status_too = failure
+    with check_world(variant, sockets, cp=cp) as world:
+        receiver, path, sent = make(world)
+        room = receiver.bootstrap_room
+        status, how = _ended(world, receiver, path, sent=sent)
+        record = world.manager.failure_records.get(room)
+        kept = world.manager.request_status.get(room)
+        if status not in DONE:
+            return f"{how}: never ended"
+        if status != KVPoll.Failed:
+            return ""  # recovered by itself
+        if not record:
+            return f"{how}, with no failure record for room {room}"
+        if status_too and (kept is None or KVPoll(int(kept)) != KVPoll.Failed):
+            return f"{how}, but the manager's status of room {room} is {kept}"
+        if not how.endswith(" at once"):  # 0.5.19's waiting timeout does not latch (0.5.23's does)
+            return ""
+        _late_success(world, receiver)
+        after = KVPoll(receiver.poll())
+        return f"{how}; then a late Success for the room turned it {after.name}" if after != status else ""
+
+
+@judged
+def failure_recorded(variant: ModuleType, options: Options) -> Observation:
+    """Each way PR #36029's paths fail a request leaves the reason the scheduler reports
+    (`failure_records`), and, where the failure is the room's own end, its status Failed
+    in the manager (what the heartbeat and a late status read); a request its own failure
+    path failed at once stays Failed when a late Success for its room arrives. A variant
+    that recovers by itself (Success) passes: the check is about a request that fails."""
+    problems, seen = [], 0
+    for failure in _FAILURES:
+        problem = _one_failure(variant, failure)
+        seen += 1
+        if problem:
+            problems.append(problem)
+    if problems:
+        return Observation("bug", "; ".join(problems))
+    return Observation(
+        "ok",
+        f"{seen} ways to fail (fetch, registration, send, waiting timeout): each Failed with its "
+        "reason recorded and kept Failed past a late Success, or recovered",
+    )
+
+
+@judged
+def slow_answer_waits(variant: ModuleType, options: Options) -> Observation:
+    """The prefill answers after half the waiting timeout: until then the request is in
+    flight (not Failed: the timeout has not passed), and then it succeeds."""
+    with check_world(variant, "upstream") as world:
+        world.request()
+        late = CONFIG.waiting_timeout / 2
+        world.net.delay(late, count=1, tag=wire.STATUS)
+        receiver = world.open()
+        world.send(receiver)
+        early = KVPoll(receiver.poll())
+        world.clock.advance(late)
+        world.net.pump()
+        status = KVPoll(receiver.poll())
+    if early in DONE:
+        return Observation(
+            "bug", f"the request was {early.name} before its prefill answered, {late:g} s early"
+        )
+    if status != KVPoll.Success:
+        return Observation(
+            "bug", f"the prefill answered after {late:g} s, within the timeout: request {status.name}"
+        )
+    return Observation("ok", f"{early.name} until the prefill answered after {late:g} s, then Success")

@@ -1,0 +1,139 @@
+"""Why a mutant of upstream's code survives: equivalent, or a gap with the check it needs.
+
+`classify(operator, line, lesson, block="")` reads what the mutant changed (its
+operator, the source line it changed and the header of the block around it, e.g. `if
+self.bootstrap_infos is None:`; the same in every release that has them) and answers
+either `equivalent: <why no execution can tell it apart>` or
+`gap: <what would catch it>`. Only survivors are classified (`mutate.summarize`): a
+rule never turns a kill into anything. An equivalent survivor is left out of the kill
+rate; a gap is not.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SMALL = "CPython keeps one object per small int (-5..256) and one None: `==` and `is` agree"
+_LATCH = (
+    "gap: the latch matters only when a late Success lands before the scheduler's first poll; "
+    "hardened leaves a failed fetch unlatched on purpose (it retries), so failure-recorded cannot ask it"
+)
+
+# (operator, or "" for any; a regular expression the changed line must match; one the
+# header of its block must match, or ""; why).
+EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
+    ("delete a statement", r'^"""', "", "a docstring"),
+    ("", r"^logger\.", "", "logging only: the call's arguments and result reach only the log"),
+    ("delete a statement", r'^f"', "", "a log message's text"),
+    ("== -> is", r"(== KVPoll\.|== None|== 200\b|target_tp_rank == self\.target_tp_rank)", "",
+     f"upstream's statuses, ranks and HTTP 200 are small ints: {_SMALL}"),
+    ("is -> ==", r"is (not )?None\b", "", f"None is a singleton: {_SMALL}"),
+    ("delete a statement", r"^affected_rooms\.append\(room\)$", "",
+     "the list is local and read only by the log line's count"),
+    ("delete a statement", r"^session = None$", "",
+     "a dead store: `session` is assigned before every read and never read after the try"),
+    ("int + 1", r"^self\.heartbeat_failures\.get\(bootstrap_addr, 0\)$", "",
+     "the default is never used: both branches before this read set the address's count"),
+    ("", r"(getEffectiveLevel\(\) <= logging\.DEBUG|^access_log = self\.app\.logger$)", "",
+     "it only picks aiohttp's access logger (log output)"),
+    ("delete a statement", r"^self\._connection_pool_entries\[bootstrap_key\] = self\.bootstrap_infos$",
+     r"^if cached_bootstrap_infos is None:$",
+     "the record before registration names an object not yet in the pool; invalidation drops only "
+     "entries identical to a recorded object, and the record after the setdefault is made anyway"),
+    ("delete a statement", r"^self\._connection_pool_entries\.clear\(\)$", "",
+     "a second invalidation by the same receiver finds its recorded objects gone from the pool (an "
+     "identity test) and a receiver fills the pool only once, so the kept record drops nothing"),
+)  # fmt: skip
+
+# The same, for gaps: what the default run does not drive, and what would catch it.
+GAPS: tuple[tuple[str, str, str, str], ...] = (
+    ("remove a lock", r"", "",
+     "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
+     "an exploration over the locked section (`--sglang --explore`, not run per mutant) would be"),
+    ("", r"(_send_abort_notification|abort_notified|ensure_abort_notified|bootstrap_infos is not None$)", "",
+     "gap: abort-reaches-prefill would catch it, once the adapter's relay (`receiver.MooncakeWire`) "
+     "hands upstream's 4-frame ABORT to the prefill; `late_abort`'s receivers have no bootstrap infos"),
+    ("delete a statement", r"^self\.bootstrap_infos = None$", "",
+     "gap: only the abort notification reads the infos of a receiver whose fetch failed "
+     "(abort-reaches-prefill, above)"),
+    ("", r"(disconnect_endpoint|^ip = info|^port = info|^if ip and port|^na = NetworkAddress|"
+         r"^stale_endpoints\.add)", "",
+     "gap: failed-prefill-disconnected would catch it; upstream's socket cache is keyed by the "
+     "relay's 127.0.0.1 endpoint, so `disconnect_endpoint(rank endpoint)` finds nothing (adapter)"),
+    ("", r"", r"_owns_bootstrap_room",
+     "gap: a receiver that does not own its room (deferred decode allocation, 0.5.23), not driven"),
+    ("delete a statement", r"^self\.conclude_state = (KVPoll\.Failed|status)$", "", _LATCH),
+    ("", r"(timeout=\(2, 3\))", "",
+     "gap: a /health answering after 2 to 3 s; the adapter's probe answers at once"),
+    ("", r"(session_pool)", "",
+     "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
+     "connections on restart would show a reused session"),
+    ("", r"(heartbeat_failures\[bootstrap_addr\] = \($|heartbeat_failures\.get\(bootstrap_addr, 0\) \+ 1)",
+     r"^else:$",
+     "gap: the non-200 branch; the adapter's /health answers 200 or refuses, never an error status"),
+    ("", r"(staging|_staging_outstanding|_deferred_ack|_notify_bootstrap|_alloc\b)", "",
+     "gap: staging and deferred-ACK state: off in the adapter (`enable_staging` False), no lesson drives it"),
+    ("", r"(daemon=True|^return t$)", "",
+     "gap: interpreter exit with the heartbeat running; the scenarios stop the loop themselves"),
+    ("delete a statement", r"^self\._background_tasks\.add\(cleanup_task\)$", "",
+     "gap, latent in this release: the cleanup awaits `asyncio.sleep`, whose timer keeps the task "
+     "alive (revert-33048 is `latent`)"),
+    ("", r"(_runner\.cleanup\(\)|_loop\.close\(\)|set_event_loop)", "",
+     "gap: a check that the server's port and loop are released after close(); the task-refs probe "
+     "serves on the mock transport, no port"),
+    ("", r"(is_dummy|target_tp_rank == self\.target_tp_rank|self\.target_tp_rank is None)", "",
+     "gap: the MLA backend's dummy ranks (`is_mla_backend` False in the adapter), not driven"),
+    ("is -> ==", r"is bootstrap_infos:$", "",
+     "gap: equal is not identical (wrong fix `equal_not_identical`): the simulation catches it, "
+     "declared unavailable on upstream"),
+    ("", r"^assert len\(self\.bootstrap_infos\) > 0$", "",
+     "gap: a prefill reporting no ranks (an empty info list), not driven"),
+    ("", r"(decode_prefix_len or 0|state_dim_per_tensor|^else 0$)", "",
+     "gap: a register or metadata frame the relay does not hand on (prefix length, state dims, "
+     "item length of a pool with no contiguous KV): no lesson reads it"),
+    ("", r"^self\.kv_mgr\.update_status\(self\.bootstrap_room, KVPoll\.Failed\)$", r"^except zmq\.ZMQError:$",
+     "gap: the manager's status after a send failure; the reference leaves it to the receiver's "
+     "latch (`_fail_send`), so failure-recorded does not ask it there"),
+    ("", r"", r"^if self\.bootstrap_infos is None:$",
+     "gap: send_metadata or a registration on a receiver whose fetch failed; the scheduler sends "
+     "only after a poll that was not Failed, so no lesson calls it"),
+    ("", r"", r"^if not self\.bootstrap_infos:$",
+     "gap: a prefill reporting no ranks (an empty info list), not driven"),
+    ("delete a statement", r"^return$", r"^(except zmq\.ZMQError:|\):)$",
+     "gap: a send failure on one of several ranks (tp 2, one restarted): the others still get the "
+     "metadata; no check looks at the ranks after the failing one"),
+    ("delete a statement", r"^return$", r"^if current == KVPoll\.Failed:$",
+     "gap: Failed is terminal in 0.5.23 only; 0.5.19 and the reference let a later status lift it "
+     "(max), so no check may ask it"),
+    ("delete a statement", r"^self\.heartbeat_failures\.pop\(failed_bootstrap_addr, None\)$", "",
+     "gap: a prefill re-registered after it was declared dead whose first probe misses; 0.5.23 starts "
+     "it clean, 0.5.19 and the reference keep the count, so no check may ask it"),
+    ("Lt -> LtE", r"elapsed < self\.kv_mgr\.waiting_timeout", "",
+     "gap: the instant elapsed == timeout; a poll at exactly the timeout on virtual time would see it"),
+)  # fmt: skip
+
+
+def classify(operator: str, line: str, lesson: str, block: str = "") -> str:
+    """`equivalent: why` or `gap: why` for a survivor that changed `line` (in the block
+    headed `block`) with `operator`."""
+    for rules, prefix in ((EQUIVALENT, "equivalent: "), (GAPS, "")):
+        for op, pattern, header, why in rules:
+            if (
+                (not op or op == operator)
+                and re.search(pattern, line)
+                and (not header or re.search(header, block))
+            ):
+                return prefix + why
+    return f"gap: no check of {lesson} or the other lessons reads it"
+
+
+def block_of(text: str, line: int) -> str:
+    """The header of the block around line `line` (1-based) of `text`: the nearest line
+    above it that is indented less and ends with `:`, stripped."""
+    lines = text.splitlines()
+    target = lines[line - 1]
+    indent = len(target) - len(target.lstrip())
+    for above in reversed(lines[: line - 1]):
+        if above.rstrip().endswith(":") and len(above) - len(above.lstrip()) < indent:
+            return above.strip()
+    return ""
