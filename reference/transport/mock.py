@@ -17,7 +17,8 @@ socket option, it vanishes without an error and is counted in `queued_to_dead`),
 `drop(...)` (the next matching messages vanish) and `delay(seconds, ...)`
 (they are held until `pump()` runs at or after their due time on the injected clock);
 `latency` holds every message that way, and `hold(endpoint, until)` every message
-to one endpoint until a time (a paused process).
+to one endpoint until a time (a paused process). A held message reaches only the process
+it was sent to: one that dies or restarts meanwhile, on new ports or the same, loses it.
 A rule matches by endpoint and/or by first frame (the message tag). Nothing here
 blocks or reads wall time.
 
@@ -74,7 +75,9 @@ class MockNetwork:
         self._sockets: dict[str, MockPushSocket] = {}
         self._faults: list[_Fault] = []
         self._held: dict[str, float] = {}  # endpoint -> clock time its messages are held until
-        self._pending: list[tuple[float, int, str, list[bytes]]] = []
+        # (due, order, endpoint, frames, the handler it was sent to): a held message reaches
+        # only the process it was sent to; one that died (or restarted on the port) loses it
+        self._pending: list[tuple[float, int, str, list[bytes], Handler]] = []
         self._seq = itertools.count()
         self._ports = itertools.count(FIRST_PORT)
         self._lock = threading.RLock()
@@ -187,7 +190,7 @@ class MockNetwork:
                 self.dropped += 1
                 return
             if due is not None:
-                heapq.heappush(self._pending, (due, next(self._seq), endpoint, frames))
+                heapq.heappush(self._pending, (due, next(self._seq), endpoint, frames, handler))
                 return
         handler(frames)  # outside the lock: the handler may send in turn
 
@@ -241,15 +244,17 @@ class MockNetwork:
             return self._pending[0][0] if self._pending else None
 
     def pump(self) -> int:
-        """Deliver every delayed message that is due; a dead endpoint loses it. Returns how many."""
+        """Deliver every delayed message that is due; a dead endpoint loses it, and so does one
+        rebound since (a restart on the same port: the message travelled on the old process's
+        connection, which died with it). Returns how many."""
         delivered = 0
         while True:
             with self._lock:
                 if not self._pending or self._pending[0][0] > self._now():
                     return delivered
-                _, _, endpoint, frames = heapq.heappop(self._pending)
+                _, _, endpoint, frames, sent_to = heapq.heappop(self._pending)
                 handler = self._endpoints.get(endpoint)
-            if handler is not None:
+            if handler is not None and handler is sent_to:
                 handler(frames)
                 delivered += 1
 
