@@ -2,11 +2,12 @@
 
     python -m reference.upstream.mutate WHEEL [--out FILE] [--limit N]
 
-For the methods the four pull requests touched and their direct callers (`TARGETS`,
-each with the lesson that judges it), this makes one source tree per mutant from the
-wheel (`trees.py`) and runs that lesson on it. On a release with every fix (0.5.19,
-0.5.23) unmodified upstream is `ok` on the four fix lessons, so a mutant is *killed*
-when the verdict is anything else (`bug`, or `unknown` when the mutant breaks the run).
+For the methods the four pull requests touched and their direct callers (`TARGETS`),
+this makes one source tree per mutant from the wheel (`trees.py`) and runs every lesson
+with every check on it (`--sglang TREE --quick`). A mutant is *killed* when a lesson's or
+check's verdict differs from the unmodified tree's (two runs of which must agree), as
+`reference/mutate/runner.py` judges our own variants' mutants; `unknown` when the mutant
+breaks the run.
 
 Operators, on the AST of each target method (a mutant changes one node, written back
 as text at that node's place; nodes spanning lines are left alone):
@@ -194,6 +195,11 @@ def _defines(text: str, cls: str, method: str) -> bool:
 SURVIVED = "survived"
 
 
+# The story and the hand-built checks, as every mutant of the committed results was judged;
+# the deep checks (the simulation, on upstream too) are left to a later stage of survivors.
+JUDGED_WITH = ("--quick",)
+
+
 class BaselineError(Exception):
     """The unmutated tree did not give the same verdicts twice."""
 
@@ -202,7 +208,7 @@ def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
     """Every lesson's and check's verdict on the unmutated tree, from two runs that must
     agree (a verdict that varied would pass for a kill)."""
     tree = make_tree(wheel, root)
-    runs = [run_impl(tree, (), timeout, flag="--sglang") for _ in range(2)]
+    runs = [run_impl(tree, (), timeout, JUDGED_WITH, flag="--sglang") for _ in range(2)]
     for status, _, note in runs:
         if status != "ran":
             raise BaselineError(f"unmutated {wheel.name}: {status} {note}")
@@ -220,7 +226,7 @@ def judge(wheel: Path, mutant: Mutant, root: Path, unmutated: Verdicts, timeout:
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
-        status, verdicts, note = run_impl(tree, (), timeout, flag="--sglang")
+        status, verdicts, note = run_impl(tree, (), timeout, JUDGED_WITH, flag="--sglang")
     finally:
         shutil.rmtree(tree, ignore_errors=True)
     if status != "ran":
@@ -322,7 +328,9 @@ apart). Each mutant changes one node of a method the four PRs touched or of a di
 caller (`TARGETS` in `mutate.py`: semantic operators — remove a lock, `==`/`is`, delete a
 statement, move a guard, weaken a reference — and mutmut's comparison, boolean and
 constant operators), in a source tree made from the release's wheel, and runs through
-`--sglang TREE` on every lesson with every check. It is judged as
+`--sglang TREE --quick` on every lesson with every check (the story and the hand-built
+checks: the simulation, a deep check that runs on upstream since, would cost about a
+minute per mutant, and a bound it hits under load would read as a kill). It is judged as
 `reference/mutate/runner.py` judges our own variants' mutants: killed when any lesson's
 or check's verdict differs from the unmodified tree's (two runs of which must agree),
 `unknown`/`timeout`/`import-error` when the run could not decide (counted as detected,

@@ -84,8 +84,8 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
     ("", r"(is_dummy|target_tp_rank == self\.target_tp_rank|self\.target_tp_rank is None)", "",
      "gap: the MLA backend's dummy ranks (`is_mla_backend` False in the adapter), not driven"),
     ("is -> ==", r"is bootstrap_infos:$", "",
-     "gap: equal is not identical (wrong fix `equal_not_identical`): the simulation catches it, "
-     "declared unavailable on upstream"),
+     "gap: equal is not identical (wrong fix `equal_not_identical`): the simulation catches it "
+     "(`invalidate-own-only`, on upstream too), a deep check this quick judge leaves out"),
     ("", r"^assert len\(self\.bootstrap_infos\) > 0$", "",
      "gap: a prefill reporting no ranks (an empty info list), not driven"),
     ("", r"(decode_prefix_len or 0|state_dim_per_tensor|^else 0$)", "",
