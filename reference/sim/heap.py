@@ -55,11 +55,7 @@ def container_sizes(roots: dict[str, Any], opaque_attributes: frozenset[str] = f
         seen.add(id(obj))
         if isinstance(obj, CONTAINERS):
             sizes[path] = sizes.get(path, 0) + len(obj)
-        stack.extend(
-            reversed(
-                [(p, o) for p, o in _children(path, obj) if p.rpartition(".")[2] not in opaque_attributes]
-            )
-        )
+        stack.extend(reversed(list(_children(path, obj, opaque_attributes))))
     return sizes
 
 
@@ -75,7 +71,7 @@ def _opaque(obj: Any) -> bool:
     return module.startswith(OPAQUE_MODULE_PREFIXES) or type(obj).__name__ in {"lock", "RLock"}
 
 
-def _children(path: str, obj: Any) -> Iterable[tuple[str, Any]]:
+def _children(path: str, obj: Any, opaque_attributes: frozenset[str]) -> Iterable[tuple[str, Any]]:
     if isinstance(obj, dict):
         for key, value in obj.items():
             yield f"{path}[*]", key
@@ -87,15 +83,16 @@ def _children(path: str, obj: Any) -> Iterable[tuple[str, Any]]:
         for item in obj:
             yield path, item
     else:
-        yield from _attributes(path, obj)
+        yield from _attributes(path, obj, opaque_attributes)
 
 
-def _attributes(path: str, obj: Any) -> Iterable[tuple[str, Any]]:
+def _attributes(path: str, obj: Any, opaque_attributes: frozenset[str]) -> Iterable[tuple[str, Any]]:
     name = type(obj).__name__ if "." not in path and "[" not in path else path
     fields = getattr(obj, "__dict__", None)
     if isinstance(fields, dict):
         for attr, value in fields.items():
-            yield f"{name}.{attr}", value
+            if attr not in opaque_attributes:
+                yield f"{name}.{attr}", value
     for slot in getattr(type(obj), "__slots__", ()):
-        if isinstance(slot, str) and hasattr(obj, slot):
+        if isinstance(slot, str) and slot not in opaque_attributes and hasattr(obj, slot):
             yield f"{name}.{slot}", getattr(obj, slot)
