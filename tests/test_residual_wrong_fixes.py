@@ -55,11 +55,11 @@ GALLERY: dict[str, dict[str, tuple[str, str]]] = {
     "supervised-loops": {
         "log_no_restart": ("story", "a loop that raised runs again"),
         "restart_silently": ("story", "a restart logs the traceback"),
-        "restart_without_backoff": (SIM, "restarts back off (0.1 s doubling to 5 s)"),
-        "restart_after_return": (SIM, "a loop that returns on purpose stays ended"),
-        "supervise_watchdog_only": (SIM, "each of the dispatcher's loops is supervised"),
-        "server_cleanup_unsupervised": (SIM, "the bootstrap server's cleanup is supervised"),
-        "heartbeat_unwrapped": (SIM, "the heartbeat's probe is wrapped"),
+        "restart_without_backoff": ("restarts-back-off", "restarts back off (0.1 s doubling to 5 s)"),
+        "restart_after_return": ("returned-loop-stays-ended", "a loop that returns on purpose stays ended"),
+        "supervise_watchdog_only": ("raised-loop-runs-again", "each of the dispatcher's loops is supervised"),
+        "server_cleanup_unsupervised": ("raised-loop-runs-again", "the server's cleanup is supervised"),
+        "heartbeat_unwrapped": ("raised-loop-runs-again", "the heartbeat's probe is wrapped"),
     },
 }
 
@@ -69,16 +69,10 @@ def _package(lesson_id: str) -> str:
 
 
 # Wrong fixes of the table above that no deep check catches yet (measured at SIM_BUDGET):
-# supervised-loops has no simulation profile (its loops are asyncio tasks the simulation does
-# not drive); `leftovers_kept` differs from hardened only in a prefill answer counted for an
-# earlier request of a reused room, which no invariant counts per request yet.
+# `leftovers_kept` differs from hardened only in a prefill answer counted for an earlier
+# request of a reused room, which no invariant counts per request yet.
 NOT_CAUGHT_YET = {
     ("room-reuse", "leftovers_kept"),
-    ("supervised-loops", "restart_without_backoff"),
-    ("supervised-loops", "restart_after_return"),
-    ("supervised-loops", "supervise_watchdog_only"),
-    ("supervised-loops", "server_cleanup_unsupervised"),
-    ("supervised-loops", "heartbeat_unwrapped"),
 }
 # A catch counts only if the variant the wrong fix changes holds the same check
 # (`reference.hardened`, at SIM_BUDGET); a lesson where it does not is listed here, and

@@ -32,6 +32,7 @@ from reference.config import DispatcherConfig
 from reference.harness.lesson import Lesson, Options
 from reference.harness.loop_capture import loop_errors
 from reference.harness.result import Event, Observation
+from reference.lessons.supervised_loops.checks import CHECKS
 from reference.transport.kits import kit
 
 CONFIG = DispatcherConfig()
@@ -133,4 +134,5 @@ LESSON = Lesson(
     upstream="residual after PR #33048",
     needs=("DPDispatcher",),
     body=observe,
+    checks=CHECKS,
 )
