@@ -3,8 +3,9 @@
 `reference/lessons/<id>/wrong_fixes/` of each residual lesson holds `reference.hardened`
 with one item of that lesson's hardened design undone or done the tempting way (the
 lesson README's gallery names the item). Each must be `bug` on its lesson, through
-`--impl`'s loader and `run_lesson`, caught by the check named here: the story (run
-quick), or the seeded simulation (check `simulation`, run with a deep-check budget).
+`--impl`'s loader and `run_lesson`, caught by the check named here: the story or a
+hand-built check (run quick: supervised-loops' checks over every loop the components
+start), or the seeded simulation (check `simulation`, run with a deep-check budget).
 Those the simulation does not catch yet are marked `xfail(strict=True)`; the strict
 mark fails as soon as it does, so the mark is removed then.
 """
@@ -148,3 +149,25 @@ def test_wrong_fix_is_caught(lesson_id, module, catching):
     options = wrong_fix_options(catching)
     result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), options)
     assert_caught(result, catching)
+
+
+@pytest.mark.lesson(id="supervised-loops")
+@pytest.mark.parametrize(
+    "module", ["reference.hardened", "reference.lessons.supervised_loops.right_fixes.restart_by_callback"]
+)
+def test_supervised_loops_checks_find_every_loop_by_what_runs(module):
+    """The loops are found as what runs (a wrapper coroutine, or a fresh task per restart), and
+    each, raising on every run, is measured backing off 0.1 s doubling to 5 s."""
+    from reference.lessons.supervised_loops.checks import restarts_back_off
+
+    result = restarts_back_off(load_impl(module).module, wrong_fix_options("story"))
+    gaps = result.details["restart_gaps"]
+    assert result.verdict == "ok", result.symptom
+    assert sorted(gaps) == [
+        "the bootstrap server.BootstrapServerBase._cleanup_expired_entries",
+        "the dispatcher.DispatcherBase._cleanup_stale_mappings",
+        "the dispatcher.DispatcherBase._result_listener",
+        "the dispatcher.DispatcherBase._worker_watchdog",
+    ]
+    for seen in gaps.values():
+        assert seen == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0], abs=0.01)

@@ -366,7 +366,7 @@ class Cluster:
                   f"{old.manager} (taken while the room was open, counted after its clear())")  # fmt: skip
         arrived = tracker.setdefault(room, set())
         arrived.add(rank)
-        if len(arrived) >= manager.required_prefill_response_num_table.get(room, 1):
+        if len(arrived) >= getattr(manager, "required_prefill_response_num_table", {}).get(room, 1):
             self.call(lambda: manager.update_status(room, KVPoll.Success), f"late Success of room {room}")
 
     def late_abort(self, old: Request) -> None:
