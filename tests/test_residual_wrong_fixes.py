@@ -57,6 +57,7 @@ GALLERY: dict[str, dict[str, tuple[str, str]]] = {
         "log_no_restart": ("story", "a loop that raised runs again"),
         "restart_silently": ("story", "a restart logs the traceback"),
         "restart_without_backoff": ("restarts-back-off", "restarts back off (0.1 s doubling to 5 s)"),
+        "backoff_without_cap": ("restarts-back-off", "the back-off stops doubling at 5 s"),
         "restart_after_return": ("returned-loop-stays-ended", "a loop that returns on purpose stays ended"),
         "supervise_watchdog_only": ("raised-loop-runs-again", "each of the dispatcher's loops is supervised"),
         "server_cleanup_unsupervised": ("raised-loop-runs-again", "the server's cleanup is supervised"),

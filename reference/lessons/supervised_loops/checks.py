@@ -86,7 +86,7 @@ async def _raise_once(loop: JumpLoop, component: object, label: str, logged: lis
     """Each loop raises once: it must be logged and run again within the back-off cap."""
     started = runs(loop, component)
     if not started:
-        return [f"{label} started no background loop"]
+        return [f"{label} started no background loop (cannot judge it)"]
     problems = []
     for name, run in sorted(started.items()):
         text = f"injected into {label}'s {name}"
@@ -111,8 +111,12 @@ async def _raise_every_run(loop: JumpLoop, component: object, label: str, gaps: 
             if run is None or not await escape(loop, run, f"round {i} of {label}'s {name}"):
                 break
             gap = await next_run(loop, component, run, MAX_BACKOFF + SLACK)
-            if gap is None:
+            if gap is None and i == 0:
                 break  # not restarted at all: `raised-loop-runs-again`'s finding
+            if gap is None:
+                problems.append(f"{label}'s {name}, raising on every run, was not run again within the "
+                                f"{MAX_BACKOFF:g} s cap after failure {i + 1}")  # fmt: skip
+                break
             measured.append(round(gap, 3))
             if gap < due - EARLY:
                 problems.append(
