@@ -37,9 +37,16 @@ from reference.harness.loop_capture import loop_errors
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.hooks import Hooks
-from reference.lessons.supervised_loops.loops import EARLY, Run, advance_to_next, escape, next_run, runs
-from reference.lessons.task_refs.bootstrap_probe import Run as ServerRun
-from reference.lessons.task_refs.bootstrap_probe import on_server_loop
+from reference.lessons.supervised_loops.loops import (
+    EARLY,
+    Run,
+    VirtualLoop,
+    advance_to_next,
+    escape,
+    next_run,
+    runs,
+)
+from reference.lessons.task_refs.bootstrap_probe import INTERVAL, TTL, on_server_loop
 from reference.transport.kits import kit
 from reference.transport.mock import MockNetwork
 
@@ -49,7 +56,7 @@ RANKS = 2
 CONFIG = DispatcherConfig()
 HB = ManagerConfig(heartbeat_interval=5.0, heartbeat_max_failures=2)
 PREFILL = "10.0.0.1:8998"
-SLACK = 0.05  # seconds past the 5 s cap a restart may come (the loop's clock also moves in real time)
+SLACK = 0.01  # seconds past the 5 s cap a restart may come (timer resolution, with margin)
 ROUNDS = 8  # consecutive failures of one loop: back-offs 0.1, 0.2, ... 3.2, 5, 5
 WATCH = 120.0  # virtual seconds a check watches a loop that ended
 BROKEN = 10**9  # receive errors in a row: the worker channel is broken for good
@@ -90,10 +97,11 @@ async def _raise_once(loop: JumpLoop, component: object, label: str, logged: lis
     problems = []
     for name, run in sorted(started.items()):
         text = f"injected into {label}'s {name}"
-        if not await escape(loop, run, text):
+        since = await escape(loop, run, text)
+        if since is None:
             problems.append(f"{label}'s {name} kept every injected error inside (cannot judge it)")
             continue
-        gap = await next_run(loop, component, run, MAX_BACKOFF + SLACK)
+        gap = await next_run(loop, component, run, since, MAX_BACKOFF + SLACK)
         if gap is None:
             problems.append(f"{label}'s {name} raised and was gone: not run again within {MAX_BACKOFF:g} s")
         if not any(text in line for line in logged):
@@ -108,14 +116,15 @@ async def _raise_every_run(loop: JumpLoop, component: object, label: str, gaps: 
         gaps[f"{label}.{name}"] = measured = []
         for i, due in enumerate(_expected(ROUNDS)):
             run = runs(loop, component).get(name)
-            if run is None or not await escape(loop, run, f"round {i} of {label}'s {name}"):
+            since = None if run is None else await escape(loop, run, f"round {i} of {label}'s {name}")
+            if run is None or since is None:
                 break
-            gap = await next_run(loop, component, run, MAX_BACKOFF + SLACK)
+            gap = await next_run(loop, component, run, since, MAX_BACKOFF + SLACK)
             if gap is None and i == 0:
                 break  # not restarted at all: `raised-loop-runs-again`'s finding
             if gap is None:
-                problems.append(f"{label}'s {name}, raising on every run, was not run again within the "
-                                f"{MAX_BACKOFF:g} s cap after failure {i + 1}")  # fmt: skip
+                problems.append(f"{label}'s {name}, raising on every run, was not run again within "
+                                f"{MAX_BACKOFF:g} s (the cap) after failure {i + 1}")  # fmt: skip
                 break
             measured.append(round(gap, 3))
             if gap < due - EARLY:
@@ -155,23 +164,38 @@ def _on_dispatcher(variant: ModuleType, probe: Callable[[JumpLoop, Any, Any], Co
                 await dispatcher.close()
                 await pool.close()
 
-    return run_on_jump_loop(main)
+    return run_on_jump_loop(main, VirtualLoop())
 
 
 def _on_server(variant: ModuleType, probe: Callable[[JumpLoop, Any], Coroutine[Any, Any, T]]) -> T:
-    run = ServerRun(variant, "mock", None)  # the server's own sleep between rounds, as upstream
+    loop = VirtualLoop()  # the server sleeps between rounds on its own clock, as upstream
+    server = variant.BootstrapServer("127.0.0.1", 0, cleanup_interval=INTERVAL, entry_ttl=TTL,
+                                     now=loop.time, loop=loop, listen=False)  # fmt: skip
     try:
-        with loop_errors(run.loop), kit("mock").serving(run.server):
-            on_server_loop(run.loop, run.loop.settle())
-            return on_server_loop(run.loop, probe(run.loop, run.server))
+        with loop_errors(loop), kit("mock").serving(server):
+            on_server_loop(loop, loop.settle())
+            return on_server_loop(loop, probe(loop, server))
     finally:
-        if not run.loop.is_closed():
-            run.loop.close()
+        if not loop.is_closed():
+            loop.close()
+
+
+class WatchedClock(VirtualClock):
+    """A virtual clock that remembers which threads waited on it: the manager's own loops."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiters: set[threading.Thread] = set()
+
+    def wait(self, stop: threading.Event, seconds: float) -> bool:
+        self.waiters.add(threading.current_thread())
+        return super().wait(stop, seconds)
 
 
 def _heartbeat_raises_once(variant: ModuleType, logged: list[str]) -> list[str]:
-    """The heartbeat's probe raises once (its `/health` call): the thread logs it and probes again."""
-    clock, net = VirtualClock(), MockNetwork()
+    """The heartbeat's probe raises once (its `/health` call): the thread logs it and probes again.
+    The manager's loops are the threads that wait on its clock (no other thread has it)."""
+    clock, net = WatchedClock(), MockNetwork()
     net.add_prefill(PREFILL)
     manager = variant.KVManager(net, HB, clock, Hooks())
     manager.add_prefill(PREFILL)
@@ -183,29 +207,27 @@ def _heartbeat_raises_once(variant: ModuleType, logged: list[str]) -> list[str]:
             raise faults.pop()
         return healthy(addr)
 
-    before = set(threading.enumerate())
     with thread_errors() as errors:
         try:
             manager.start_heartbeat()
             clock.wait_for_sleepers(1)
-            started = [t.name for t in threading.enumerate() if t not in before]
+            started = sorted(clock.waiters, key=lambda t: t.name)
             net.health = health  # type: ignore[method-assign,assignment]
             clock.advance(HB.heartbeat_interval)
             probes = net.health_probes
             clock.advance(2 * HB.heartbeat_interval)
-            alive = [t.name for t in threading.enumerate() if t not in before and t.is_alive()]
+            gone = [t.name for t in started if not t.is_alive()]
             probed = net.health_probes - probes
         finally:
             manager.close()
-    problems = []
     if faults or not started:
         return ["the decode manager's heartbeat started no thread that probed (cannot judge it)"]
-    gone = [name for name in started if name not in alive]
+    problems = []
     if gone or not probed:
         why = f"; {errors.describe()}" if errors.errors else ""
         problems.append(
-            f"the decode manager's heartbeat thread {', '.join(gone) or started[0]} raised on its probe "
-            f"and was gone: no probe in the next {2 * HB.heartbeat_interval:g} s{why}"
+            f"the decode manager's heartbeat thread {', '.join(gone) or started[0].name} raised on its "
+            f"probe and was gone: no probe in the next {2 * HB.heartbeat_interval:g} s{why}"
         )
     if not any(text in line for line in logged):
         problems.append("the heartbeat's probe raised and nothing logged its exception")
@@ -222,7 +244,7 @@ def raised_loop_runs_again(variant: ModuleType, options: Options) -> Observation
         problems += _heartbeat_raises_once(variant, logged)
     fine = (
         "every loop of the dispatcher and the bootstrap server, made to raise once, logged it and ran "
-        "again within 5 s; the heartbeat logged its probe's error and probed again"
+        "again within the 5 s cap; the heartbeat logged its probe's error and probed again"
     )
     return _verdict(problems, fine)
 
@@ -248,7 +270,7 @@ async def _broken_channel(loop: JumpLoop, dispatcher: Any, pool: Any, logged: li
     if ended is None:
         return None
     run, at = ended
-    again = await next_run(loop, dispatcher, run, WATCH)
+    again = await next_run(loop, dispatcher, run, loop.time(), WATCH)
     if again is None:
         return []
     return [f"the dispatcher's {run.name} returned on purpose {at:.1f} s after the worker channel broke "

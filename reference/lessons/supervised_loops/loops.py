@@ -14,8 +14,8 @@ A fault is injected where a loop waits: the future its task is suspended on (a s
 queue read, an event) is failed with `LoopFault`, as if what it awaited had raised. A
 body that catches it (the result listener counts receive errors) is injected again
 where it waits next, until the exception leaves the body (`escape`). Times are the
-loop's own (`JumpLoop`), moved from one due timer to the next (`advance_to_next`), so
-a back-off is measured, not slept.
+loop's own (`VirtualLoop`: only the jumps move it), moved from one due timer to the next
+(`advance_to_next`), so a back-off is measured, not slept, and the same on a loaded machine.
 """
 
 from __future__ import annotations
@@ -29,6 +29,20 @@ from reference.aioloop import JumpLoop
 
 INJECT_TRIES = 4  # injections into one run before it counts as catching every error
 EARLY = 0.001  # seconds a timer may fire before its time (the loop's clock resolution, with margin)
+
+
+class VirtualLoop(JumpLoop):
+    """A `JumpLoop` whose clock moves only when advanced, never with the wall clock: a gap
+    measured on it is the loop's own back-off, not the machine's load (a process descheduled
+    for half a second would otherwise add half a second to it). Waiting for I/O still works:
+    a call from another thread wakes the selector; these checks do no other I/O."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._base = super().time()
+
+    def time(self) -> float:
+        return self._base + self._offset
 
 
 class LoopFault(RuntimeError):
@@ -91,15 +105,17 @@ def inject(run: Run, text: str) -> bool:
     return True
 
 
-async def escape(loop: JumpLoop, run: Run, text: str) -> bool:
-    """Inject where the run waits until the exception leaves its body; False if it never does."""
+async def escape(loop: JumpLoop, run: Run, text: str) -> float | None:
+    """Inject where the run waits until the exception leaves its body. Returns the loop's time
+    of the injection that did it (None if none did)."""
     for _ in range(INJECT_TRIES):
+        before = loop.time()
         if not inject(run, text):
-            return False
+            return None
         await loop.settle()
         if not run.alive:
-            return True
-    return False
+            return before
+    return None
 
 
 async def advance_to_next(loop: JumpLoop, until: float) -> bool:
@@ -111,13 +127,12 @@ async def advance_to_next(loop: JumpLoop, until: float) -> bool:
     return target < until
 
 
-async def next_run(loop: JumpLoop, component: object, old: Run, within: float) -> float | None:
-    """Seconds until a new run of `old`'s loop waits again (None: none within `within` s)."""
-    start = loop.time()
+async def next_run(loop: JumpLoop, component: object, old: Run, since: float, within: float) -> float | None:
+    """Seconds from `since` until a new run of `old`'s loop waits again (None: none by `within`)."""
     while True:
         now = runs(loop, component).get(old.name)
         if now is not None and now.body is not old.body:
-            return loop.time() - start
-        if not await advance_to_next(loop, start + within):
+            return loop.time() - since
+        if not await advance_to_next(loop, since + within):
             now = runs(loop, component).get(old.name)
-            return loop.time() - start if now is not None and now.body is not old.body else None
+            return loop.time() - since if now is not None and now.body is not old.body else None
