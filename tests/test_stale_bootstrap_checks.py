@@ -33,6 +33,7 @@ BUGGY_PASSES = {
     "slow-prefill-recovers",
     "failure-recorded",
     "slow-answer-waits",
+    "abort-reaches-prefill",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

@@ -3,8 +3,9 @@
 Read from the PR's hunks (`CommonKVReceiver` in `disaggregation/common/conn.py`, and
 the mooncake, mori and nixl `send_metadata`) and its description. Each check runs on
 the mock transport against any variant, through the variant protocol only; the
-scenarios are in `checks_triggers.py`, `checks_keys.py` and `checks_sharing.py`, their
-world in `check_world.py` and `scripted.py`. The lesson's README has the table.
+scenarios are in `checks_triggers.py`, `checks_keys.py`, `checks_sharing.py` and
+`checks_abort.py`, their world in `check_world.py` and `scripted.py`. The lesson's README
+has the table.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from types import ModuleType
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
+from reference.lessons.stale_bootstrap import checks_abort as aborts
 from reference.lessons.stale_bootstrap import checks_keys as keys
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
 from reference.lessons.stale_bootstrap import checks_triggers as triggers
@@ -129,5 +131,12 @@ CHECKS = (
         "a prefill answering within the waiting timeout: the request waits for it, then succeeds",
         f"_check_waiting_timeout hunk: Failed only once the waiting timeout passed ({HUNKS})",
         triggers.slow_answer_waits,
+    ),
+    Check(
+        "abort-reaches-prefill",
+        "a request failed by its waiting timeout tells each prefill rank once (ABORT); no abort repeats it",
+        f"_check_waiting_timeout hunk: update_status(Failed), invalidate, then the abort notification, once "
+        f"(abort_notified) ({HUNKS})",
+        aborts.abort_reaches_prefill,
     ),
 )
