@@ -34,6 +34,7 @@ BUGGY_PASSES = {
     "failure-recorded",
     "slow-answer-waits",
     "abort-reaches-prefill",
+    "dead-prefill-disconnected",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

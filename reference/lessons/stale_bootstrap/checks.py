@@ -3,9 +3,9 @@
 Read from the PR's hunks (`CommonKVReceiver` in `disaggregation/common/conn.py`, and
 the mooncake, mori and nixl `send_metadata`) and its description. Each check runs on
 the mock transport against any variant, through the variant protocol only; the
-scenarios are in `checks_triggers.py`, `checks_keys.py`, `checks_sharing.py` and
-`checks_abort.py`, their world in `check_world.py` and `scripted.py`. The lesson's README
-has the table.
+scenarios are in `checks_triggers.py`, `checks_keys.py`, `checks_sharing.py`,
+`checks_abort.py` and `checks_dead.py`, their world in `check_world.py` and
+`scripted.py`. The lesson's README has the table.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.lessons.stale_bootstrap import checks_abort as aborts
+from reference.lessons.stale_bootstrap import checks_dead as dead
 from reference.lessons.stale_bootstrap import checks_keys as keys
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
 from reference.lessons.stale_bootstrap import checks_triggers as triggers
@@ -138,5 +139,12 @@ CHECKS = (
         f"_check_waiting_timeout hunk: update_status(Failed), invalidate, then the abort notification, once "
         f"(abort_notified) ({HUNKS})",
         aborts.abort_reaches_prefill,
+    ),
+    Check(
+        "dead-prefill-disconnected",
+        "a prefill the heartbeat declares dead: the sockets to each of its ranks are disconnected",
+        f"the failure handler that drops the entries this PR caches: disconnect_endpoint for each rank "
+        f"endpoint they named ({PR})",
+        dead.dead_prefill_disconnected,
     ),
 )
