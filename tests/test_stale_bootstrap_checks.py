@@ -35,6 +35,7 @@ BUGGY_PASSES = {
     "slow-answer-waits",
     "abort-reaches-prefill",
     "dead-prefill-disconnected",
+    "send-after-failed-init",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

@@ -128,11 +128,13 @@ def _health(url: str, transport: Any, addr: str, timeout: Any) -> _Response:
     take; None when refused) gets upstream's own `timeout` applied as requests applies it
     (a number for both, or `(connect, read)`); any other answers 200 or refuses."""
     answer = getattr(transport, "health_answer", None)
-    got = answer(addr) if answer is not None else ("up" if transport.health(addr) else None)
+    if answer is None:  # a transport that knows only up or down
+        if not transport.health(addr):
+            raise real_requests.ConnectionError(f"GET {url}: connection refused")
+        return _Response(200, "OK")
+    got = answer(addr)
     if got is None:
         raise real_requests.ConnectionError(f"GET {url}: connection refused")
-    if got == "up":
-        return _Response(200, "OK")
     connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
     if connect is not None and got.connect > connect:
         raise real_requests.ConnectTimeout(f"GET {url}: connect timed out after {connect} s")

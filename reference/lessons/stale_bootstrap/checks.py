@@ -147,4 +147,11 @@ CHECKS = (
         f"endpoint they named ({PR})",
         dead.dead_prefill_disconnected,
     ),
+    Check(
+        "send-after-failed-init",
+        "send_metadata on a receiver whose init failed (prefill gone) raises nothing and the request fails",
+        f"send_metadata: no bootstrap infos (the fetch failed): record the failure, write Failed, return "
+        f"({HUNKS})",
+        dead.send_after_failed_init,
+    ),
 )

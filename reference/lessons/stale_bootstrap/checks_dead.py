@@ -21,7 +21,7 @@ from types import ModuleType
 
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.lessons.stale_bootstrap.check_world import CONFIG, check_world, show
+from reference.lessons.stale_bootstrap.check_world import CONFIG, PAGES, check_world, show
 from reference.lessons.stale_bootstrap.checks_triggers import judged
 from reference.status import KVPoll
 
@@ -54,3 +54,25 @@ def dead_prefill_disconnected(variant: ModuleType, options: Options) -> Observat
         f"the prefill died: of its {TP} rank endpoints, the {len(named)} still cached after one missed "
         f"probe were disconnected by the {CONFIG.heartbeat_max_failures}nd; no cached entry names them",
     )
+
+
+@judged
+def send_after_failed_init(variant: ModuleType, options: Options) -> Observation:
+    """The prefill is gone before a request's init (its GET /route refused): a
+    `send_metadata` on that receiver raises nothing into the scheduler, sends nothing, and
+    the request ends Failed (at once or at its waiting timeout) with its reason recorded."""
+    with check_world(variant, "upstream", tp=TP) as world:
+        world.prefills[0].kill()
+        receiver = world.open()
+        room = receiver.bootstrap_room
+        try:
+            receiver.send_metadata(list(PAGES))
+        except Exception as exc:  # what the scheduler would get from its call
+            return Observation("bug", f"send_metadata after a failed init raised {type(exc).__name__}: {exc}")
+        status = world.settle(receiver)
+        reason = world.manager.failure_records.get(room)
+    if status != KVPoll.Failed or not reason:
+        return Observation(
+            "bug", f"send_metadata after a failed init: request {status.name}, reason {reason!r}"
+        )
+    return Observation("ok", f"send_metadata after a failed init raised nothing; request Failed: {reason}")
