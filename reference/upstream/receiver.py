@@ -22,7 +22,9 @@ Adapter code (this file), at the socket and data-plane boundary:
   message on: `MooncakeWire` reads upstream's mooncake frames (register: session,
   decode endpoint, KV base pointer, item length; metadata: room, endpoint, session,
   int32 page indices, required answers) and the scenario's prefill gets the same facts
-  in the reference prefill's frames (`reference/wire.py`). A rank that is gone refuses
+  in the reference prefill's frames (`reference/wire.py`); upstream's ABORT notification
+  (room, decode ip and port, from 0.5.23 a generation) becomes our `Abort` for that room,
+  naming the decode by its session. A rank that is gone refuses
   connections for real: with upstream's IMMEDIATE=0 the send queues silently and the
   request ends in upstream's own waiting timeout; with `--sockets fail-fast` libzmq's
   send raises `zmq.Again`;
