@@ -154,4 +154,10 @@ CHECKS = (
         f"({HUNKS})",
         dead.send_after_failed_init,
     ),
+    Check(
+        "send-failure-stops-sends",
+        "a metadata send that fails on one rank: the request does not succeed, no rank is sent it after that",
+        f"mooncake send_metadata hunk: on ZMQError invalidate, record, write Failed and return ({HUNKS})",
+        dead.send_failure_stops_sends,
+    ),
 )

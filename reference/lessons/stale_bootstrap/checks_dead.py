@@ -12,6 +12,9 @@ transport is told: `MockNetwork.disconnected`), and nothing cached names them af
 A variant that already dropped those entries when the ranks' connections closed (the
 hardened form) has nothing left to disconnect there.
 
+`send-failure-stops-sends`: a metadata send that fails on one rank stops the request's
+sends there (upstream returns from its `except zmq.ZMQError`).
+
 The heartbeat runs in its own thread on the world's virtual clock; nothing sleeps.
 """
 
@@ -76,3 +79,31 @@ def send_after_failed_init(variant: ModuleType, options: Options) -> Observation
             "bug", f"send_metadata after a failed init: request {status.name}, reason {reason!r}"
         )
     return Observation("ok", f"send_metadata after a failed init raised nothing; request Failed: {reason}")
+
+
+@judged
+def send_failure_stops_sends(variant: ModuleType, options: Options) -> Observation:
+    """Two ranks, the cache warm; then one rank's connect fails (EMFILE) when the next
+    request sends its metadata: the request does not succeed (it fails, or waits for its
+    prefill), and no rank is sent its metadata after that failure (a rank that got it would
+    write KV into pages the scheduler frees)."""
+    with check_world(variant, "upstream", tp=TP) as world:
+        world.request()
+        refused = world.prefills[0].endpoints[0]
+        world.net.refused.add(refused)
+        receiver = world.open()
+        start = len(world.net.trail)
+        world.send(receiver)
+        status = KVPoll(receiver.poll())
+        trail = world.net.trail[start:]
+    if ("refused", refused) not in trail:
+        return Observation("unknown", f"the request never connected to {refused.removeprefix('tcp://')}")
+    after = [endpoint for what, endpoint in trail[trail.index(("refused", refused)) :] if what == "metadata"]
+    if status == KVPoll.Success or after:
+        shown = ", ".join(e.removeprefix("tcp://") for e in after) or "none"
+        return Observation(
+            "bug", f"a send whose connect failed: request {status.name}; metadata sent after it to {shown}"
+        )
+    return Observation(
+        "ok", "a send whose connect failed failed the request, and no rank was sent it after that"
+    )
