@@ -19,6 +19,7 @@ BUGGY_PASSES = {  # guards against over-reaching fixes (README)
     "failed-prefill-forgotten",
     "misses-must-be-consecutive",
     "unhealthy-answers-miss",
+    "heartbeat-is-daemon",
 }
 GALLERY = {
     "live_set_pop": "every-affected-room-failed",

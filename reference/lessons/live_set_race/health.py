@@ -6,6 +6,8 @@ anything but a 200 in time: a refused connection, an error status (a prefill tha
 but unhealthy answers 503), a connect or an answer later than those timeouts. Misses in
 a row (`heartbeat_max_failures`) declare the prefill dead; a 200 resets the count.
 
+`heartbeat_is_daemon`: the thread that loop runs in never keeps the process alive.
+
 `HealthNetwork` is the mock network whose prefills answer each probe as scripted
 (`Answer`: a status, and how long the connect and the answer would take), one answer per
 probe, then 200. A variant on our transport asks `health(addr)` (True: a 200 within the
@@ -17,6 +19,7 @@ probe gives up at its timeout, the heartbeat's schedule is its sleep.
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -122,3 +125,28 @@ def unhealthy_answers_miss(variant: ModuleType, _options: Options) -> Observatio
         f"503 answers and answers later than the probe's {PROBE_TIMEOUT[0]:g} s / {PROBE_TIMEOUT[1]:g} s "
         "timeouts count as misses: single ones tolerated, two in a row failed the prefill's rooms",
     )
+
+
+def heartbeat_is_daemon(variant: ModuleType, _options: Options) -> Observation:
+    """The heartbeat thread a manager starts is a daemon: it never keeps the decode's
+    process alive once its main thread exits (threads compared before and after
+    `start_heartbeat`, on the virtual clock)."""
+    clock, net = VirtualClock(), MockNetwork()
+    net.add_prefill(A)
+    with thread_errors():
+        _hooks, manager, _prefills = build(variant, net, {A: (1, 0, 0)}, clock)
+        before = set(threading.enumerate())
+        manager.start_heartbeat()
+        try:
+            clock.wait_for_sleepers(1)
+            started = [t for t in threading.enumerate() if t not in before]
+        finally:
+            manager.close()
+    if not started:
+        return Observation("unknown", "start_heartbeat started no thread")
+    kept = [t.name for t in started if not t.daemon]
+    if kept:
+        return Observation(
+            "bug", f"the heartbeat's thread {', '.join(kept)} is not a daemon: it keeps the process alive"
+        )
+    return Observation("ok", f"the heartbeat's {len(started)} thread(s) are daemons")
