@@ -36,6 +36,7 @@ BUGGY_PASSES = {
     "abort-reaches-prefill",
     "dead-prefill-disconnected",
     "send-after-failed-init",
+    "aborted-stays-failed",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

@@ -141,6 +141,13 @@ CHECKS = (
         aborts.abort_reaches_prefill,
     ),
     Check(
+        "aborted-stays-failed",
+        "a request aborted in flight reads Failed, and still Failed after a late Success for its room",
+        f"the abort whose notification the waiting-timeout hunk shares: Failed written and latched "
+        f"(conclude_state) ({HUNKS})",
+        aborts.aborted_stays_failed,
+    ),
+    Check(
         "dead-prefill-disconnected",
         "a prefill the heartbeat declares dead: the sockets to each of its ranks are disconnected",
         f"the failure handler that drops the entries this PR caches: disconnect_endpoint for each rank "

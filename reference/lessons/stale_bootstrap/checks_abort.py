@@ -12,6 +12,9 @@ the room's metadata drops it. What the check asks, on any variant:
   tell none: our variants' `abort()` records and fails the room, as #24522 wrote it,
   and leaves the prefill to its own timeout).
 
+`aborted_stays_failed`: an aborted request reads Failed, a late Success for its room
+notwithstanding.
+
 What each rank was told is counted where the mock network delivers to it
 (`ScriptedNetwork.aborts`); the variant is driven only through the variant protocol.
 """
@@ -97,4 +100,25 @@ def abort_reaches_prefill(variant: ModuleType, options: Options) -> Observation:
         "ok",
         f"a request failed by its waiting timeout told each of its {TP} prefill ranks once, later aborts "
         f"none again; a request aborted twice told each at most once ({told} ABORTs in all)",
+    )
+
+
+@judged
+def aborted_stays_failed(variant: ModuleType, options: Options) -> Observation:
+    """A request aborted in flight reads Failed, even when a late Success for its room (a
+    prefill rank that finished before it heard of the abort) lands between the abort and
+    the scheduler's next poll, and at every poll after: the scheduler frees what an
+    aborted request held."""
+    with check_world(variant, "upstream", tp=TP) as world:
+        receiver = _in_flight(world)
+        room = receiver.bootstrap_room
+        receiver.abort()
+        world.manager.update_status(room, KVPoll.Success)  # what the decode's inbox writes
+        seen = [KVPoll(receiver.poll()) for _ in range(2)]
+        receiver.clear()
+    if seen != [KVPoll.Failed, KVPoll.Failed]:
+        shown = ", then ".join(status.name for status in seen)
+        return Observation("bug", f"room {room} aborted in flight, then a late Success: polls read {shown}")
+    return Observation(
+        "ok", f"room {room} aborted in flight reads Failed, a late Success before its poll notwithstanding"
     )
