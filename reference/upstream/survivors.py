@@ -55,6 +55,10 @@ EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
     ("delete a statement", r"^return True$", r"^if not self\.bootstrap_infos:$",
      "building the registration message is pure (it packs the KV args) and the loop after it, over the "
      "empty list, sends nothing and returns True, as the deleted line does"),
+    ("delete a statement", r"^self\._on_heartbeat_success\(bootstrap_addr\)$", "",
+     "the hook is a no-op where this survives: 0.5.23's `CommonKVManager._on_heartbeat_success` is "
+     "`pass` and no class of its disaggregation package overrides it (0.5.19's mooncake prunes there, and "
+     "the same deletion is killed)"),
     ("delete a statement", r"^asyncio\.set_event_loop\(self\._loop\)$", "",
      "it only makes the loop the thread's current one outside a running loop: every call on that thread "
      "runs inside `run_until_complete` or `run_forever` (aiohttp's setup and site, the handlers, the "
