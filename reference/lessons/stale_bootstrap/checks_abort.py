@@ -1,4 +1,5 @@
-"""Check: a request its waiting timeout failed tells each of its prefill ranks, once.
+"""Checks: a request its waiting timeout failed tells each of its prefill ranks, once;
+an aborted request stays Failed.
 
 PR #36029's `_check_waiting_timeout` hunk fails the request, invalidates its cache
 entries and then (as before it) notifies the prefill: an `ABORT` for the room to every
@@ -10,7 +11,7 @@ the room's metadata drops it. What the check asks, on any variant:
 - the scheduler's aborts after that (twice) tell no rank again;
 - a request aborted twice while in flight tells no rank more than once (a variant may
   tell none: our variants' `abort()` records and fails the room, as #24522 wrote it,
-  and leaves the prefill to its own timeout).
+  and tells the prefill nothing).
 
 `aborted_stays_failed`: an aborted request reads Failed, a late Success for its room
 notwithstanding.

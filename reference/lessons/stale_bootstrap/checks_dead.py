@@ -1,4 +1,7 @@
-"""Check: a prefill the heartbeat declares dead leaves the decode no socket to its ranks.
+"""Checks: what a dead prefill, or one failing rank, leaves behind on the decode.
+
+`dead-prefill-disconnected`: a prefill the heartbeat declares dead leaves the decode no
+socket to its ranks.
 
 The cache PR #36029 invalidates has a second way out: when the decode's heartbeat
 declares a prefill dead (`heartbeat_max_failures` missed `/health` probes in a row), the
@@ -12,6 +15,7 @@ transport is told: `MockNetwork.disconnected`), and nothing cached names them af
 A variant that already dropped those entries when the ranks' connections closed (the
 hardened form) has nothing left to disconnect there.
 
+`send-after-failed-init`: a `send_metadata` after a failed init raises nothing.
 `send-failure-stops-sends`: a metadata send that fails on one rank stops the request's
 sends there (upstream returns from its `except zmq.ZMQError`).
 
