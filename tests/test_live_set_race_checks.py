@@ -18,6 +18,8 @@ BUGGY_PASSES = {  # guards against over-reaching fixes (README)
     "other-prefills-untouched",
     "failed-prefill-forgotten",
     "misses-must-be-consecutive",
+    "unhealthy-answers-miss",
+    "heartbeat-is-daemon",
 }
 GALLERY = {
     "live_set_pop": "every-affected-room-failed",

@@ -33,6 +33,10 @@ BUGGY_PASSES = {
     "slow-prefill-recovers",
     "failure-recorded",
     "slow-answer-waits",
+    "abort-reaches-prefill",
+    "dead-prefill-disconnected",
+    "send-after-failed-init",
+    "aborted-stays-failed",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

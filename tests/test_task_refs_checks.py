@@ -18,8 +18,9 @@ from reference.variants import shipped as shipped_variant
 LESSON = "task-refs"
 pytestmark = pytest.mark.lesson(id=LESSON)
 
-# The buggy form holds no task at all, so it cannot hold one too long (README).
-BUGGY_PASSES = {"ended-loops-released", "closed-server-releases-task"}
+# The buggy form holds no task at all, so it cannot hold one too long; every form frees its
+# port and loop (README).
+BUGGY_PASSES = {"ended-loops-released", "closed-server-releases-task", "closed-server-releases-port"}
 GALLERY = {
     "hold_only_watchdog": "listener-survives-gc",
     "hold_in_local_list": "sweep-survives-gc",

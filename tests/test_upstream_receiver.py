@@ -3,8 +3,8 @@
 Upstream's own `CommonKVReceiver` on the mock network: identity-safe invalidation
 through upstream's waiting timeout (0.5.19 keeps a newer generation another receiver
 installed; 0.5.18 never drops anything), and the stand-ins of `bound.py`, which route
-upstream's `time.time()`, `GET /route` and `asyncio.sleep` to the scenario only while
-bound, on the bound thread.
+upstream's `time.time()`, `GET /route`, `GET /health` (scripted answers under upstream's
+own timeout) and `asyncio.sleep` to the scenario only while bound, on the bound thread.
 """
 
 import asyncio
@@ -17,6 +17,7 @@ from mock_world import ADDR, KEY, world
 from upstream_wheels import wheel
 
 from reference.clock import VirtualClock
+from reference.lessons.live_set_race.health import Answer, HealthNetwork
 from reference.status import KVPoll
 from reference.transport.base import Reply
 from reference.transport.mock import MockNetwork
@@ -104,6 +105,26 @@ def test_get_route_goes_through_the_bound_transport():
         net.kill("10.0.0.1:8998")
         with pytest.raises(requests.ConnectionError, match="connection refused"):
             upstream_requests.get(url, timeout=5)
+
+
+def test_health_answers_a_transport_scripts_meet_upstreams_own_timeout():
+    """A transport that scripts `/health` answers: upstream's call gets their status, and a
+    connect or an answer later than the `timeout` upstream passes raises what requests does."""
+    net, upstream_requests = HealthNetwork(), TransportRequests()
+    net.add_prefill(ADDR)
+    net.script(ADDR, [Answer(503), Answer(connect=2.5), Answer(read=3.5), Answer(read=3.5)])
+    session, url = upstream_requests.Session(), f"http://{ADDR}/health"
+    with bound(transport=net):
+        assert session.get(url, timeout=(2, 3)).status_code == 503
+        with pytest.raises(requests.ConnectTimeout):
+            session.get(url, timeout=(2, 3))
+        with pytest.raises(requests.ReadTimeout):
+            session.get(url, timeout=(2, 3))
+        assert session.get(url, timeout=(2, 4)).status_code == 200  # answered within 4 s
+        assert session.get(url, timeout=(2, 3)).status_code == 200  # the script is spent
+        net.kill(ADDR)
+        with pytest.raises(requests.ConnectionError, match="connection refused"):
+            session.get(url, timeout=(2, 3))
 
 
 def test_sleep_waits_for_the_bound_ticks_and_counts():

@@ -8,7 +8,9 @@ IMMEDIATE 1; a fail-fast send to a restarted rank raises libzmq's `zmq.Again` in
 upstream's `send_metadata`, whose own `except zmq.ZMQError` fails the request and
 invalidates its cache entry; closing the world closes every socket it made. On 0.5.15
 (RECONNECT_IVL -1, no SNDTIMEO) a send to a restarted rank never returns upstream:
-`restart-recovery` is `bug`, naming upstream's caller and `_connect`."""
+`restart-recovery` is `bug`, naming upstream's caller and `_connect`. Upstream's ABORT
+notification reaches each prefill rank as our `Abort`, and its `disconnect_endpoint` after a
+node failure closes the socket it made to that rank's relay."""
 
 from __future__ import annotations
 
@@ -85,6 +87,39 @@ def test_upstreams_own_heartbeat_loop_runs() -> None:
         assert world.manager.heartbeat_rounds >= 2
     thread.join(2)
     assert not thread.is_alive()
+
+
+def test_upstreams_abort_notification_reaches_each_rank_as_our_abort() -> None:
+    """Upstream's 4-frame ABORT (room, decode ip, port) from its waiting timeout is handed on
+    by the relay as our `Abort` for the room: each of the two ranks is told once."""
+    variant = _variant()
+    with check_world(variant, "upstream", tp=2) as world:
+        world.net.drop(count=2, tag=b"STATUS")
+        receiver = world.open()
+        world.send(receiver)
+        world.clock.advance(world.manager.waiting_timeout)
+        assert KVPoll(receiver.poll()) == KVPoll.Failed
+        room = receiver.bootstrap_room
+        told = {endpoint: world.net.aborts[(endpoint, room)] for endpoint in world.prefills[0].endpoints}
+        assert list(told.values()) == [1, 1], told
+        assert all(room in rank.aborted for rank in world.prefills[0].ranks)
+
+
+def test_upstreams_disconnect_after_a_node_failure_closes_its_socket_to_the_relay() -> None:
+    """Upstream's `_handle_node_failure` calls `disconnect_endpoint(rank endpoint)`; the
+    adapter runs it on the relay endpoint its cache is keyed by: upstream closes its own
+    socket, drops it from its cache, and the transport is told the rank endpoint."""
+    variant = _variant()
+    with check_world(variant, "upstream") as world:
+        world.request()
+        (sock,) = _sockets(world)
+        prefill = world.prefills[0]
+        world.manager.start_heartbeat()
+        world.clock.wait_for_sleepers(1)
+        prefill.kill()
+        world.clock.advance(world.manager.heartbeat_interval * world.manager.max_failures)
+        assert sock.closed and not _sockets(world)
+        assert prefill.endpoints[0] in world.net.disconnected
 
 
 def _optional_wheel(version: str):

@@ -11,7 +11,9 @@ unit test does the same for one call (it patches `common.conn.time.time`).
 `install(module)` replaces the globals `time`, `requests`, `asyncio`, `threading` and
 `logger` of a loaded module with the objects below (a thread upstream starts runs under
 its creator's binding; `time.sleep` and `GET /health` are the bound clock's and
-transport's, for upstream's own heartbeat loop). Each asks the calling thread's binding (set by
+transport's, for upstream's own heartbeat loop: a transport that scripts its `/health`
+answers gives their status, and a late connect or answer times out under upstream's own
+`timeout` argument). Each asks the calling thread's binding (set by
 the adapter with `bound(...)` around its calls into upstream code, and on the
 bootstrap server's thread for its whole life) and, where nothing is bound, does what
 the real module does. Everything else on them is the real module's attribute.
@@ -104,10 +106,8 @@ def _get(url: str, real: Callable[..., Any], **kwargs: Any) -> Any:
     if transport is None:
         return real(url, **kwargs)
     parts = urlsplit(url)
-    if parts.path == "/health":  # upstream's heartbeat probe: a dead prefill refuses the connection
-        if not transport.health(parts.netloc):
-            raise real_requests.ConnectionError(f"GET {url}: connection refused")
-        return _Response(200, "OK")
+    if parts.path == "/health":  # upstream's heartbeat probe
+        return _health(url, transport, parts.netloc, kwargs.get("timeout"))
     if parts.path != "/route":
         raise TransportError(f"the upstream adapter routes only GET /route and /health, not GET {parts.path}")
     params = {key: int(value) for key, value in parse_qsl(parts.query)}
@@ -120,6 +120,27 @@ def _get(url: str, real: Callable[..., Any], **kwargs: Any) -> Any:
     if fields is not None and isinstance(body, dict) and set(params.values()) == {-1}:
         body = {key: value for key, value in body.items() if key in fields}
     return _Response(reply.status, body)
+
+
+def _health(url: str, transport: Any, addr: str, timeout: Any) -> _Response:
+    """`GET /health`: a dead prefill refuses the connection. A transport that scripts its
+    answers (`health_answer(addr)`: a status, and how long the connect and the answer would
+    take; None when refused) gets upstream's own `timeout` applied as requests applies it
+    (a number for both, or `(connect, read)`); any other answers 200 or refuses."""
+    answer = getattr(transport, "health_answer", None)
+    if answer is None:  # a transport that knows only up or down
+        if not transport.health(addr):
+            raise real_requests.ConnectionError(f"GET {url}: connection refused")
+        return _Response(200, "OK")
+    got = answer(addr)
+    if got is None:
+        raise real_requests.ConnectionError(f"GET {url}: connection refused")
+    connect, read = timeout if isinstance(timeout, tuple) else (timeout, timeout)
+    if connect is not None and got.connect > connect:
+        raise real_requests.ConnectTimeout(f"GET {url}: connect timed out after {connect} s")
+    if read is not None and got.read > read:
+        raise real_requests.ReadTimeout(f"GET {url}: read timed out after {read} s")
+    return _Response(got.status, "OK" if got.status == 200 else "unhealthy")
 
 
 class _Session:

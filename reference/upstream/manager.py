@@ -64,7 +64,7 @@ from reference.transport.base import Transport
 from reference.upstream.bound import BindingThreading, Stopped, bound
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
-from reference.upstream.zmq_wire import Relays
+from reference.upstream.zmq_wire import Relays, failing, relay_disconnects
 
 
 class ManagerAdapter:
@@ -137,7 +137,8 @@ class ManagerAdapter:
     def _handle_node_failure(self, failed_bootstrap_addr: str) -> None:
         self._node_failure.addr = failed_bootstrap_addr
         try:
-            super()._handle_node_failure(failed_bootstrap_addr)  # type: ignore[misc]
+            with failing(self.relays):  # its disconnect_endpoint calls reach the relays (zmq_wire)
+                super()._handle_node_failure(failed_bootstrap_addr)  # type: ignore[misc]
         finally:
             self._node_failure.addr = None
 
@@ -355,6 +356,7 @@ def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, st
     receiver = (
         load.get("MooncakeKVReceiver") if load.has("MooncakeKVReceiver") else load.get("CommonKVReceiver")
     )
+    relay_disconnects(load.get("CommonKVReceiver"))  # its socket cache is keyed by relay endpoints
     mori = load.get("MoriKVManager") if load.has("MoriKVManager") else None
     mori_cleanup = vars(mori).get("_cleanup_room_tracking") if mori is not None else None
     gaps = {}

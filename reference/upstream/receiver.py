@@ -22,7 +22,9 @@ Adapter code (this file), at the socket and data-plane boundary:
   message on: `MooncakeWire` reads upstream's mooncake frames (register: session,
   decode endpoint, KV base pointer, item length; metadata: room, endpoint, session,
   int32 page indices, required answers) and the scenario's prefill gets the same facts
-  in the reference prefill's frames (`reference/wire.py`). A rank that is gone refuses
+  in the reference prefill's frames (`reference/wire.py`); upstream's ABORT notification
+  (room, decode ip and port, from 0.5.23 a generation) becomes our `Abort` for that room,
+  naming the decode by its session. A rank that is gone refuses
   connections for real: with upstream's IMMEDIATE=0 the send queues silently and the
   request ends in upstream's own waiting timeout; with `--sockets fail-fast` libzmq's
   send raises `zmq.Again`;
@@ -53,8 +55,8 @@ class MooncakeWire:
     """Reads upstream's mooncake frames and writes the reference prefill's frames for the
     same message (see the module doc); the socket is upstream's own (`zmq_wire.py`)."""
 
-    def __init__(self, info: dict, memory: Any) -> None:
-        self.info, self.memory = info, memory
+    def __init__(self, info: dict, memory: Any, session: str) -> None:
+        self.info, self.memory, self.session = info, memory, session
 
     def translated(self, frames: list[bytes]) -> list[bytes]:
         text = [frame.decode("ascii", "replace") for frame in frames[:4]]
@@ -67,7 +69,11 @@ class MooncakeWire:
         if frames[0].isdigit() and len(frames) > 7:  # metadata: frames 0-4 and 7
             indices = tuple(array("i", frames[4])) if frames[4] else ()
             return wire.Metadata(int(frames[0]), text[3], endpoint, indices, int(frames[7])).frames()
-        return frames  # e.g. upstream's ABORT notification, which the reference prefill reads as is
+        if frames[0] == wire.ABORT and len(frames) > 1 and frames[1].isdigit():
+            # upstream's abort notification: room, then (0.5.19 on) the decode's ip and port
+            # and (0.5.23) a generation; ours names the decode by its session (one per manager)
+            return wire.Abort(int(frames[1]), self.session).frames()
+        return frames  # anything else reaches the reference prefill as upstream sent it
 
 
 class ReceiverAdapter:
@@ -113,7 +119,8 @@ class ReceiverAdapter:
         relay = relays.relay(f"tcp://{info['rank_ip']}:{info['rank_port']}")
         sock, lock = relays.connect(type(self), relay)  # upstream's own _connect, to the relay
         inbox = self.kv_mgr.inbox
-        frames = MooncakeWire(info, inbox.memory if inbox is not None else None)
+        memory, session = (inbox.memory, inbox.session) if inbox is not None else (None, "")
+        frames = MooncakeWire(info, memory, session)
         return RealPush(sock, relay, frames.translated, relays.bounded_by_adapter(relay)), lock
 
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:

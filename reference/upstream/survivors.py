@@ -19,6 +19,15 @@ _LATCH = (
     "hardened leaves a failed fetch unlatched on purpose (it retries), so failure-recorded cannot ask it"
 )
 
+_ABORT_TOLD = (
+    "our fixed and hardened forms' abort() records and fails the room without telling the prefill (as "
+    "#24522 wrote it; hardened holds the pages instead), so no check may require an ABORT on abort()"
+)
+_ABORT = (
+    f"gap: abort() telling the prefill ranks: {_ABORT_TOLD}; abort-reaches-prefill asks it of the waiting "
+    "timeout (each rank once) and that no abort repeat it"
+)
+
 # (operator, or "" for any; a regular expression the changed line must match; one the
 # header of its block must match, or ""; why).
 EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
@@ -40,6 +49,20 @@ EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
      r"^if cached_bootstrap_infos is None:$",
      "the record before registration names an object not yet in the pool; invalidation drops only "
      "entries identical to a recorded object, and the record after the setdefault is made anyway"),
+    ("", r"^return False$", r"^if self\.bootstrap_infos is None:$",
+     "unreachable: `_register_kv_args`' only caller, `_setup_bootstrap_infos`, calls it right after "
+     "setting `bootstrap_infos` to a list"),
+    ("delete a statement", r"^return True$", r"^if not self\.bootstrap_infos:$",
+     "building the registration message is pure (it packs the KV args) and the loop after it, over the "
+     "empty list, sends nothing and returns True, as the deleted line does"),
+    ("delete a statement", r"^self\._on_heartbeat_success\(bootstrap_addr\)$", "",
+     "the hook is a no-op where this survives: 0.5.23's `CommonKVManager._on_heartbeat_success` is "
+     "`pass` and no class of its disaggregation package overrides it (0.5.19's mooncake prunes there, and "
+     "the same deletion is killed)"),
+    ("delete a statement", r"^asyncio\.set_event_loop\(self\._loop\)$", "",
+     "it only makes the loop the thread's current one outside a running loop: every call on that thread "
+     "runs inside `run_until_complete` or `run_forever` (aiohttp's setup and site, the handlers, the "
+     "cleanup), where `get_event_loop()` returns the running loop, and the thread ends with the loop"),
     ("delete a statement", r"^self\._connection_pool_entries\.clear\(\)$", "",
      "a second invalidation by the same receiver finds its recorded objects gone from the pool (an "
      "identity test) and a receiver fills the pool only once, so the kept record drops nothing"),
@@ -51,36 +74,38 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
      "an exploration over the locked section (`--sglang --explore`, not run per mutant) would be"),
     ("", r"(_send_abort_notification|abort_notified|ensure_abort_notified|bootstrap_infos is not None$)", "",
-     "gap: abort-reaches-prefill would catch it, once the adapter's relay (`receiver.MooncakeWire`) "
-     "hands upstream's 4-frame ABORT to the prefill; `late_abort`'s receivers have no bootstrap infos"),
+     _ABORT),
     ("delete a statement", r"^self\.bootstrap_infos = None$", "",
-     "gap: only the abort notification reads the infos of a receiver whose fetch failed "
-     "(abort-reaches-prefill, above)"),
+     "gap: a receiver whose fetch failed on a later CP rank keeps the earlier rank's infos, which only "
+     f"an abort()'s notification would read; {_ABORT_TOLD}"),
+    ("and <-> or", r"^if ip and port:$", "",
+     "gap: an info with a rank_ip but no rank_port, or the reverse; every cached info is a registered "
+     "rank's, and upstream's PUT /route takes both (`data[\"rank_ip\"]`, `int(data[\"rank_port\"])`), "
+     "so none is driven"),
     ("", r"(disconnect_endpoint|^ip = info|^port = info|^if ip and port|^na = NetworkAddress|"
          r"^stale_endpoints\.add)", "",
-     "gap: failed-prefill-disconnected would catch it; upstream's socket cache is keyed by the "
-     "relay's 127.0.0.1 endpoint, so `disconnect_endpoint(rank endpoint)` finds nothing (adapter)"),
+     "gap: dead-prefill-disconnected (stale-bootstrap) asks that each cached rank endpoint of a dead "
+     "prefill be disconnected; this mutant still disconnects those in the scenario"),
     ("", r"", r"_owns_bootstrap_room",
      "gap: a receiver that does not own its room (deferred decode allocation, 0.5.23), not driven"),
     ("delete a statement", r"^self\.conclude_state = (KVPoll\.Failed|status)$", "", _LATCH),
-    ("", r"(timeout=\(2, 3\))", "",
-     "gap: a /health answering after 2 to 3 s; the adapter's probe answers at once"),
     ("", r"(session_pool)", "",
      "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
      "connections on restart would show a reused session"),
-    ("", r"(heartbeat_failures\[bootstrap_addr\] = \($|heartbeat_failures\.get\(bootstrap_addr, 0\) \+ 1)",
-     r"^else:$",
-     "gap: the non-200 branch; the adapter's /health answers 200 or refuses, never an error status"),
     ("", r"(staging|_staging_outstanding|_deferred_ack|_notify_bootstrap|_alloc\b)", "",
      "gap: staging and deferred-ACK state: off in the adapter (`enable_staging` False), no lesson drives it"),
-    ("", r"(daemon=True|^return t$)", "",
-     "gap: interpreter exit with the heartbeat running; the scenarios stop the loop themselves"),
+    ("", r"^return t$", "",
+     "gap: the thread it returns is what mooncake's teardown joins; the adapter stops and joins the loop "
+     "itself and never runs that teardown"),
+    ("", r"daemon=True", "",
+     "gap: heartbeat-is-daemon (live-set-race) asks that the heartbeat's thread be a daemon; this mutant "
+     "keeps it one"),
     ("delete a statement", r"^self\._background_tasks\.add\(cleanup_task\)$", "",
      "gap, latent in this release: the cleanup awaits `asyncio.sleep`, whose timer keeps the task "
      "alive (revert-33048 is `latent`)"),
-    ("", r"(_runner\.cleanup\(\)|_loop\.close\(\)|set_event_loop)", "",
-     "gap: a check that the server's port and loop are released after close(); the task-refs probe "
-     "serves on the mock transport, no port"),
+    ("", r"(_runner\.cleanup\(\)|_loop\.close\(\))", "",
+     "gap: closed-server-releases-port (task-refs) asks that close() free the port and close the loop; "
+     "this mutant still does both in the scenario"),
     ("", r"(is_dummy|target_tp_rank == self\.target_tp_rank|self\.target_tp_rank is None)", "",
      "gap: the MLA backend's dummy ranks (`is_mla_backend` False in the adapter), not driven"),
     ("is -> ==", r"is bootstrap_infos:$", "",
@@ -95,13 +120,14 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: the manager's status after a send failure; the reference leaves it to the receiver's "
      "latch (`_fail_send`), so failure-recorded does not ask it there"),
     ("", r"", r"^if self\.bootstrap_infos is None:$",
-     "gap: send_metadata or a registration on a receiver whose fetch failed; the scheduler sends "
-     "only after a poll that was not Failed, so no lesson calls it"),
+     "gap: send_metadata on a receiver whose fetch failed (send-after-failed-init drives it): the failed "
+     "fetch already recorded the failure and wrote Failed, so without this repeat only the recorded "
+     "reason's wording differs, which no check may ask"),
     ("", r"", r"^if not self\.bootstrap_infos:$",
      "gap: a prefill reporting no ranks (an empty info list), not driven"),
     ("delete a statement", r"^return$", r"^(except zmq\.ZMQError:|\):)$",
-     "gap: a send failure on one of several ranks (tp 2, one restarted): the others still get the "
-     "metadata; no check looks at the ranks after the failing one"),
+     "gap: send-failure-stops-sends (stale-bootstrap) asks that no rank get the metadata after a failed "
+     "send; this mutant still stops there in the scenario"),
     ("delete a statement", r"^return$", r"^if current == KVPoll\.Failed:$",
      "gap: Failed is terminal in 0.5.23 only; 0.5.19 and the reference let a later status lift it "
      "(max), so no check may ask it"),

@@ -39,6 +39,16 @@ socket `_connect` creates (never after its `connect`; upstream's own setting win
   `bug`. Any other `zmq.Again` is libzmq's, raised into upstream's own `except`;
 - IMMEDIATE=1 with `fail-fast` (an option of this repository, not upstream's).
 
+Upstream's node-failure handler (`_handle_node_failure`, 0.5.14 on) drops the sockets to a
+dead prefill's ranks: `CommonKVReceiver.disconnect_endpoint(endpoint)` for each rank
+endpoint its connection pool names. Its socket cache is keyed by the relay's 127.0.0.1
+endpoint, so that call would find nothing: `relay_disconnects` wraps the classmethod
+(upstream's own code still runs, with the endpoint translated): while a manager's
+failure handler runs on the thread (`failing`), upstream's `disconnect_endpoint` gets
+the relay endpoint of that rank, closes the socket it made there under its own lock,
+and the scenario's transport is told (`transport.disconnect(rank endpoint)`, what a
+check reads); the relay's monitor of that socket is closed first.
+
 `close()` closes the relays, the monitors and the PUSH sockets the adapter had
 upstream's `_connect` make (popping them from upstream's class-level cache): nothing
 outlives the scenario's manager (the manager's `close`, or its garbage collection for a
@@ -51,7 +61,9 @@ import itertools
 import socket
 import sys
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import CodeType
 from typing import Any
 
@@ -132,6 +144,14 @@ class Relay:
                 for push, lock, monitor in self.pushes:
                     _await_unwritable(push, lock, monitor)
 
+    def unwatch(self, push: zmq.Socket | None = None) -> None:
+        """Stop monitoring upstream's socket `push` (every socket if None), before it closes."""
+        with self.lock:
+            for watched in [w for w in self.pushes if push is None or w[0] is push]:
+                watched[0].disable_monitor()
+                watched[2].close(linger=0)
+                self.pushes.remove(watched)
+
     def close(self) -> None:
         with self.lock:
             if self.pull is not None:
@@ -140,10 +160,7 @@ class Relay:
             if self.refuser is not None:
                 self.refuser.close()
                 self.refuser = None
-            for push, _lock, monitor in self.pushes:
-                push.disable_monitor()
-                monitor.close(linger=0)
-            self.pushes.clear()
+        self.unwatch()
 
 
 def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> None:
@@ -268,6 +285,20 @@ class Relays:
         with self.lock:
             return self.bounded.get(relay.endpoint, "")
 
+    def disconnect(self, cls: Any, scenario_endpoint: str, upstream: Callable[[Any, str], None]) -> None:
+        """Upstream's `disconnect_endpoint` (`upstream`, the classmethod's function) for a
+        rank endpoint: run on the relay endpoint its socket cache is keyed by, then told to
+        the scenario's transport."""
+        with self.lock:
+            relay = self.by_scenario.get(scenario_endpoint)
+        if relay is not None:
+            with cls._global_lock:
+                push = cls._socket_cache.get(relay.endpoint)
+            if push is not None:
+                relay.unwatch(push)
+        upstream(cls, relay.endpoint if relay is not None else scenario_endpoint)
+        self.transport.disconnect(scenario_endpoint)
+
     def _gone(self, scenario_endpoint: str) -> None:
         with self.lock:
             relay = self.by_scenario.get(scenario_endpoint)
@@ -292,6 +323,41 @@ class Relays:
                 getattr(cls, "_socket_locks", {}).pop(endpoint, None)
             if sock is not None:
                 sock.close(linger=0)
+
+
+_FAILING = threading.local()  # .relays: the manager whose node failure this thread handles
+_RELAYED: weakref.WeakSet[type] = weakref.WeakSet()
+
+
+@contextmanager
+def failing(relays: Relays) -> Iterator[None]:
+    """Upstream's `disconnect_endpoint` calls on this thread are for `relays`' manager."""
+    previous = getattr(_FAILING, "relays", None)
+    _FAILING.relays = relays
+    try:
+        yield
+    finally:
+        _FAILING.relays = previous
+
+
+def relay_disconnects(cls: type) -> None:
+    """Wrap upstream's classmethod `cls.disconnect_endpoint` (where the release has it) so
+    that inside `failing(relays)` it runs on that rank's relay endpoint (module doc)."""
+    original = vars(cls).get("disconnect_endpoint")
+    if not isinstance(original, classmethod) or cls in _RELAYED:
+        return
+    upstream = original.__func__
+
+    def disconnect_endpoint(klass: Any, endpoint: str) -> None:
+        relays = getattr(_FAILING, "relays", None)
+        if relays is None:
+            upstream(klass, endpoint)
+        else:
+            relays.disconnect(klass, endpoint, upstream)
+
+    disconnect_endpoint.__doc__ = upstream.__doc__
+    cls.disconnect_endpoint = classmethod(disconnect_endpoint)  # type: ignore[attr-defined]
+    _RELAYED.add(cls)
 
 
 _CTX: list[zmq.Context] = []

@@ -18,6 +18,7 @@ from reference.harness.capture import thread_errors
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
+from reference.lessons.live_set_race.health import heartbeat_is_daemon, unhealthy_answers_miss
 from reference.lessons.live_set_race.prefill_pair import two_prefills
 from reference.lessons.live_set_race.race import Race, build, fail_on_thread, not_failed, status_of
 from reference.transport.mock import MockNetwork
@@ -288,6 +289,20 @@ CHECKS = (
         "only missed probes in a row declare a prefill dead; a successful probe prunes cleared rooms",
         f"the heartbeat that calls _handle_node_failure: a probe answered resets the count ({PR})",
         misses_must_be_consecutive,
+        NEEDS,
+    ),
+    Check(
+        "unhealthy-answers-miss",
+        "a /health answer with an error status, or later than the probe's 2 s / 3 s timeouts, is a miss",
+        f"the heartbeat that calls _handle_node_failure: anything but a 200 in time counts ({PR})",
+        unhealthy_answers_miss,
+        NEEDS,
+    ),
+    Check(
+        "heartbeat-is-daemon",
+        "the heartbeat's thread is a daemon: it never keeps the decode's process alive",
+        f"the heartbeat that calls _handle_node_failure: threading.Thread(..., daemon=True) ({PR})",
+        heartbeat_is_daemon,
         NEEDS,
     ),
 )

@@ -3,8 +3,9 @@
 Read from the PR's hunks (`CommonKVReceiver` in `disaggregation/common/conn.py`, and
 the mooncake, mori and nixl `send_metadata`) and its description. Each check runs on
 the mock transport against any variant, through the variant protocol only; the
-scenarios are in `checks_triggers.py`, `checks_keys.py` and `checks_sharing.py`, their
-world in `check_world.py` and `scripted.py`. The lesson's README has the table.
+scenarios are in `checks_triggers.py`, `checks_keys.py`, `checks_sharing.py`,
+`checks_abort.py` and `checks_dead.py`, their world in `check_world.py` and
+`scripted.py`. The lesson's README has the table.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from types import ModuleType
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
+from reference.lessons.stale_bootstrap import checks_abort as aborts
+from reference.lessons.stale_bootstrap import checks_dead as dead
 from reference.lessons.stale_bootstrap import checks_keys as keys
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
 from reference.lessons.stale_bootstrap import checks_triggers as triggers
@@ -129,5 +132,39 @@ CHECKS = (
         "a prefill answering within the waiting timeout: the request waits for it, then succeeds",
         f"_check_waiting_timeout hunk: Failed only once the waiting timeout passed ({HUNKS})",
         triggers.slow_answer_waits,
+    ),
+    Check(
+        "abort-reaches-prefill",
+        "a request failed by its waiting timeout tells each prefill rank once (ABORT); no abort repeats it",
+        f"_check_waiting_timeout hunk: update_status(Failed), invalidate, then the abort notification, once "
+        f"(abort_notified) ({HUNKS})",
+        aborts.abort_reaches_prefill,
+    ),
+    Check(
+        "aborted-stays-failed",
+        "a request aborted in flight reads Failed, and still Failed after a late Success for its room",
+        f"the abort whose notification the waiting-timeout hunk shares: Failed written and latched "
+        f"(conclude_state) ({HUNKS})",
+        aborts.aborted_stays_failed,
+    ),
+    Check(
+        "dead-prefill-disconnected",
+        "a prefill the heartbeat declares dead: the sockets to each of its ranks are disconnected",
+        f"the failure handler that drops the entries this PR caches: disconnect_endpoint for each rank "
+        f"endpoint they named ({PR})",
+        dead.dead_prefill_disconnected,
+    ),
+    Check(
+        "send-after-failed-init",
+        "send_metadata on a receiver whose init failed (prefill gone) raises nothing and the request fails",
+        f"send_metadata: no bootstrap infos (the fetch failed): record the failure, write Failed, return "
+        f"({HUNKS})",
+        dead.send_after_failed_init,
+    ),
+    Check(
+        "send-failure-stops-sends",
+        "a metadata send that fails on one rank: the request does not succeed, no rank is sent it after that",
+        f"mooncake send_metadata hunk: on ZMQError invalidate, record, write Failed and return ({HUNKS})",
+        dead.send_failure_stops_sends,
     ),
 )

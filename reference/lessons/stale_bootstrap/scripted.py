@@ -8,6 +8,11 @@ outside any socket lock) and the delivery of a message. `ScriptedNetwork.at(...)
 a step once, at the first matching call, on the caller's thread: exactly what another
 thread could do at that moment, made deterministic.
 
+`aborts` counts the ABORT messages sent to a bound endpoint, per (endpoint, room): what
+each live prefill rank was told to drop; `trail` lists, in order, each refused connect
+and each metadata message delivered to a bound endpoint (`("refused"|"metadata",
+endpoint)`).
+
 `ConnectRefused` is a failing connect (zmq raises `ZMQError`, e.g. EMFILE, "Too many open
 files", the failure PR #31766 was about): it is both our `TransportError` and a
 `zmq.ZMQError`, so a variant written against either transport catches it where it
@@ -17,12 +22,14 @@ catches connect or send errors.
 from __future__ import annotations
 
 import errno
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import zmq
 
+from reference import wire
 from reference.clock import Clock
 from reference.transport.base import Reply, TransportError
 from reference.transport.mock import MockNetwork, MockPushSocket
@@ -66,6 +73,8 @@ class ScriptedNetwork(MockNetwork):
         self.refused: set[str] = set()  # endpoints whose connect raises ConnectRefused
         self.connect_refusals = 0
         self.rank_routes = 0  # GET /route for one rank (the parallel-info GET not counted)
+        self.aborts: Counter[tuple[str, int]] = Counter()  # ABORTs delivered, per (endpoint, room)
+        self.trail: list[tuple[str, str]] = []  # refused connects and delivered metadata, in order
 
     def at(self, call: str, step: Step, *, after: bool = False, addr: str | None = None,
            cp: int | None = None, tag: bytes | None = None, endpoint: str | None = None) -> None:  # fmt: skip
@@ -100,9 +109,22 @@ class ScriptedNetwork(MockNetwork):
         self._fire("connect", False, endpoint=endpoint)
         if endpoint in self.refused:
             self.connect_refusals += 1
+            self.trail.append(("refused", endpoint))
             raise ConnectRefused(endpoint)
         return super().connect(endpoint)
 
     def deliver(self, endpoint: str, frames: list[bytes]) -> None:
         self._fire("send", False, endpoint=endpoint, tag=frames[0] if frames else None)
+        if frames and frames[0] == wire.ABORT and self.is_bound(endpoint):
+            self._count_abort(endpoint, frames)
+        if frames and frames[0] == wire.METADATA and self.is_bound(endpoint):
+            self.trail.append(("metadata", endpoint))
         super().deliver(endpoint, frames)
+
+    def _count_abort(self, endpoint: str, frames: list[bytes]) -> None:
+        try:
+            message = wire.decode(frames)
+        except ValueError:
+            return  # a malformed ABORT tells the rank nothing
+        if isinstance(message, wire.Abort):
+            self.aborts[(endpoint, message.room)] += 1

@@ -94,4 +94,13 @@ CHECKS = (
         ("BootstrapServer",),
         BOTH,
     ),
+    Check(
+        "closed-server-releases-port",
+        "a closed bootstrap server frees its port (nothing accepts there) and closes its event loop",
+        f"the server's loop thread, whose background task the PR keeps: its runner cleaned up and its loop "
+        f"closed when it ends ({PR})",
+        _on_transport(server.closed_server_releases_port),
+        ("BootstrapServer",),
+        BOTH,
+    ),
 )

@@ -6,14 +6,17 @@ As in the story's probe (`bootstrap_probe.py`), the cleanup waits for its rounds
 server runs on a `JumpLoop` whose clock the check moves past the 240 s an entry can
 live. Rooms are registered through the mock transport (`POST /register_dp_rank`
 handled in-process) and counted in `table.room_to_dp_rank`. Only the protocol is used:
-the constructor's keyword arguments, `start`/`close`, `table`; the cleanup task itself
-is found among the loop's tasks and watched through a weakref.
+the constructor's keyword arguments, `start`/`close`, `table`, `address`; the cleanup
+task itself is found among the loop's tasks and watched through a weakref.
+`closed_server_releases_port` is the one check that binds a port on every transport:
+a server's `close()` must free it (nothing accepts there) and close its loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import socket
 import weakref
 from contextlib import ExitStack
 from types import ModuleType
@@ -96,4 +99,41 @@ def closed_server_releases_task(variant: ModuleType, transport: str) -> Observat
         )
     return Observation(
         "ok", f"close() cancelled the server's {len(refs)} background task(s) and let go of them"
+    )
+
+
+def _accepts(address: str) -> bool:
+    """Whether something still accepts TCP connections at `address` (127.0.0.1:port)."""
+    host, port = address.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+def closed_server_releases_port(variant: ModuleType, transport: str) -> Observation:
+    """A server started on a port of 127.0.0.1 with a loop of the check's own: after
+    `close()` nothing accepts at that port and the loop is closed (a prefill that restarts
+    in the same process takes its port back; an open loop keeps its selector's fds)."""
+    loop = asyncio.new_event_loop()
+    server = variant.BootstrapServer(
+        "127.0.0.1", 0, cleanup_interval=INTERVAL, entry_ttl=INTERVAL, now=loop.time, loop=loop, listen=True
+    )
+    server.start()
+    address = server.address
+    try:
+        served = _accepts(address)
+    finally:
+        server.close()
+    problems = [] if served else [f"the started server did not accept at {address}"]
+    if _accepts(address):
+        problems.append(f"after close(), {address} still accepts connections (its port is not freed)")
+    if not loop.is_closed():
+        problems.append("after close(), the server's event loop is still open")
+        loop.close()
+    if problems:
+        return Observation("bug", "; ".join(problems))
+    return Observation(
+        "ok", "close() freed the server's port on 127.0.0.1 (connections refused) and closed its loop"
     )
