@@ -28,6 +28,7 @@ The arguments lean on these facts of the shared code (reference/common/):
 from __future__ import annotations
 
 EQ, GAP = "equivalent", "gap"
+_THEN = "(judged at abac2c5, before the deep checks joined the default run) "
 
 _BASE_INIT = (
     "the base class's `__init__` never reads or writes the attribute (it starts nothing: "
@@ -46,8 +47,10 @@ _HOOK_ORDER = (
 _POOL_RACE = (
     "`_forget_prefill_locked` then iterates and deletes `connection_pool` keys without the lock, "
     "while a receiver's locked `setdefault` can insert one (RuntimeError: dictionary changed size "
-    "during iteration, in the heartbeat thread). Caught by a DPOR exploration of a node failure "
-    "against a concurrent `_setup_bootstrap_infos` (not in the default run at this commit)"
+    "during iteration, in the heartbeat thread). The default run's `hit-vs-eviction` runs `init()` "
+    "against a node failure with the key cached, so its receiver inserts only after the eviction, "
+    "past the iteration. Caught by a DPOR exploration of a node failure against an `init()` that fills "
+    "an uncached key"
 )
 _TRACKER_POP_UNLOCKED = (
     "the tracker's snapshot and pop leave the lock (or move to a second section); no other thread "
@@ -76,13 +79,14 @@ _INVALIDATE_RACE = (
     "concurrent receiver's `setdefault` can adopt the generation being invalidated between the two "
     "(it then sends to the dead ports), and the heartbeat's `_forget_prefill_locked` can iterate the "
     "pool during the `del`. Caught by a DPOR exploration of two receivers' setup/invalidate (not in "
-    "the default run at this commit)"
+    "the default run at abac2c5)"
 )
 _SETDEFAULT_RACE = (
     "`setdefault` runs unlocked, so it can fall between another receiver's locked `get(key) is infos` "
     "and `del pool[key]` and adopt the generation being invalidated (a request then sent to dead "
-    "ports). Caught by a DPOR exploration of two receivers' setup/invalidate (not in the default run "
-    "at this commit)"
+    "ports). Caught by a DPOR exploration of two receivers' setup/invalidate: the default run's four "
+    "stale-bootstrap explorations (preemption bound 1 on hardened) did not reach it, none of them "
+    "having a fill's `setdefault` find a generation another receiver is invalidating"
 )
 _SOCK_LOCK = (
     "the mock transport's `send` is one locked `deliver`, so two unlocked senders on one socket "
@@ -106,17 +110,18 @@ _ENTRY_BEFORE_REGISTER = (
     "reads it (registration failed -> invalidate) `pool.get(key) is infos` is False either way"
 )
 _FETCH_FAILS = (
-    "no lesson's run on fixed has a `/route` fetch fail at `init()` (restart-recovery, the lesson "
+    _THEN + "no lesson's run on fixed has a `/route` fetch fail at `init()` (restart-recovery, the lesson "
     "that does, is `bug` on fixed before this code runs). A check: `/route` fails at init -> the "
     "request is Failed at once, reason 'Failed to fetch bootstrap info'"
 )
 _REGISTER_FAILS = (
-    "no run has registration with a prefill rank fail. A check: connect or send of the registration "
+    _THEN + "no run has registration with a prefill rank fail. A check: connect or send of the registration "
     "raises TransportError -> the request is Failed at once with the registration reason "
     "(tests/test_component_contract.py has it; the --impl run does not)"
 )
 _SEND_WITHOUT_INIT = (
-    "no run calls `send_metadata` after a failed or missing `init()`. A check: `send_metadata` "
+    "no run calls `send_metadata` after a failed or missing `init()` (the simulation's scheduler, "
+    "like upstream's, sends only for a request whose init succeeded). A check: `send_metadata` "
     "without bootstrap info -> the request is Failed with reason 'send_metadata without bootstrap "
     "info (init failed)' (tests/test_component_contract.py has it; the --impl run does not)"
 )
@@ -143,7 +148,7 @@ _TIMEOUT_RECORD_EARLY = (
     "check that a waiting (later successful) request has no failure record"
 )
 _INIT_TIME_EARLY = (
-    "`init_time` is set before the sends instead of after: on failure `conclude_state` is latched "
+    _THEN + "`init_time` is set before the sends instead of after: on failure `conclude_state` is latched "
     "first, so it is never read; on success it is earlier by the duration of the sends, zero on the "
     "virtual clock. Only a clock that advances during `send` and a poll exactly at the timeout tell "
     "them apart. A check with a transport whose `send` advances the virtual clock"
@@ -162,20 +167,22 @@ _RECORD_RACE = (
     "`clear`'s pop of the record: a late abort that passed the check before `clear` popped "
     "`request_status` stores its record after `clear` popped the record, which then stays for a "
     "cleared room (the failure-records claim). A DPOR exploration of a late `abort()` against "
-    "`clear()` (not in the default run at this commit)"
+    "`clear()`: the default run has none for failure-records, and the simulation's `late_record` calls "
+    "`record_failure` whole, after `clear()`"
 )
 _CLEAR_VS_FAILURE = (
     "`rooms.discard` in `clear` runs without `connection_lock`, concurrently with the heartbeat's "
     "locked `list(rooms)` snapshot (RuntimeError: Set changed size during iteration in the "
     "heartbeat thread, the live-set-race symptom). A DPOR exploration of `clear()` against a node "
-    "failure (not in the default run at this commit)"
+    "failure (not in the default run at abac2c5)"
 )
 _CLEAR_SPLIT = (
     "the address pop and the tracker lookup are no longer one locked step: between them a failure "
     "can pop the prefill's set and a new request reusing the room id re-track it in a new set, "
     "from which the old request's `clear` then discards it (the new request is then failed by no "
     "later node failure: the stale-tracker claim). A DPOR exploration of `clear()` against a node "
-    "failure plus a re-registration and room reuse (not in the default run at this commit)"
+    "failure plus a re-registration and room reuse (the default run's `late-cleanup-keeps-new-set` "
+    "runs mori's cleanup there, not `clear()`; the simulation runs `clear()` whole)"
 )
 _DETACHED_DISCARD = (
     "the discard moves to a second locked section; if a failure popped the set in between, the "
@@ -205,34 +212,36 @@ _PEER_GONE_LOCK = (
     "`_on_peer_gone` deletes pool entries without the lock, against receivers' locked "
     "check-then-delete in `invalidate_cached_bootstrap_infos` (a KeyError there when it falls "
     "between their `get` and `del`) and their locked `setdefault`. A DPOR exploration of a peer "
-    "loss against a receiver's invalidation (not in the default run at this commit)"
+    "loss against a receiver's invalidation (the default run has none; the simulation runs "
+    "`_on_peer_gone` whole, inside a restart step)"
 )
 _PEER_GONE_ORDER = (
     "receivers are marked `lost_peer` before the dead generations leave the pool: one polling in "
     "between resends through the still-cached dead generation. A DPOR exploration of a peer loss "
-    "against a receiver's poll (not in the default run at this commit)"
+    "against a receiver's poll (the default run has none; the simulation runs `_on_peer_gone` whole, "
+    "inside a restart step)"
 )
 _HEARTBEAT_PROBE = (
-    "the supervised-loops lesson drives only the DP dispatcher; no run makes a heartbeat probe "
+    _THEN + "the supervised-loops lesson drives only the DP dispatcher; no run makes a heartbeat probe "
     "raise on hardened's manager. A check whose transport's `health` raises once: the heartbeat "
     "goes on, `heartbeat_errors` names the error and the traceback is logged"
 )
 _STATE_BOUND = (
-    "a table entry of a cleared room is left behind, which no check of hardened's manager counts "
+    _THEN + "a table entry of a cleared room is left behind, which no check of hardened's manager counts "
     "(failure-records counts `failure_records` only). A whole-state bound over the manager's "
     "tables after open/clear cycles (the simulation's object-graph bound)"
 )
 _FAILURE_RECORD_CLEAR = (
-    "a record made while the room was open survives `clear()` (failure-records' story only makes "
+    _THEN + "a record made while the room was open survives `clear()` (failure-records' story only makes "
     "late records, which `record_failure` refuses). A failure-records check that fails an open "
     "request, clears it without `failure_exception()` and counts `failure_records`"
 )
 _REASON_HARDENED = (
-    "no run on hardened reads a failure reason (`failure_exception()` is never called). A check "
+    _THEN + "no run on hardened reads a failure reason (`failure_exception()` is never called). A check "
     "that a failed request's `failure_exception()` carries its reason"
 )
 _REUSE_NO_CLEAR = (
-    "room-reuse's story clears the previous request before reusing its id, so `clear` already "
+    _THEN + "room-reuse's story clears the previous request before reusing its id, so `clear` already "
     "removed what `_open_lifecycle` removes again. A room-reuse check that reopens a room id whose "
     "previous request was never cleared (its record, responses and transfer expectation must not "
     "carry over)"
@@ -240,8 +249,9 @@ _REUSE_NO_CLEAR = (
 _OPEN_ORDER = (
     "`request_status` gets the new request's Bootstrapping before `room_lifecycle` names it: a late "
     "abort of the previous request that checks `owns()` in between passes and fails the new "
-    "request. A DPOR exploration of a room reopened against the previous request's late abort (not "
-    "in the default run at this commit)"
+    "request. A DPOR exploration of a room reopened against the previous request's late abort (the "
+    "default run has none; the simulation's late aborts run between calls, never inside "
+    "`_open_lifecycle`)"
 )
 _ORDER_CLEAR = (
     "the pops of one room's entries in `clear` in another order: each reader treats a room missing "
@@ -266,30 +276,28 @@ _INIT_ORDER_HARDENED = (
 _ALWAYS_SET_FIRST = (
     "every read of the field follows a write on every path: `_wait_for_prefill` and "
     "`_resend_after_peer_loss` set `_retry_ceiling` and `_next_fetch` before `_retry_due` can read "
-    "them (it runs only once `_prefill_missing_since` is set, by those two); `_sent_indices` is read "
-    "only after a peer loss flagged this receiver, which needs `init_time`, which `send_metadata` "
-    "sets right before `_sent_indices`"
+    "them (it runs only once `_prefill_missing_since` is set, by those two)"
 )
 _WAIT = (
-    "no run on hardened has a `/route` fetch fail while its prefill restarts (restart-recovery's "
+    _THEN + "no run on hardened has a `/route` fetch fail while its prefill restarts (restart-recovery's "
     "story registers the new prefill before the next request asks). A restart-recovery check whose "
     "request asks while the prefill is down and must succeed once it registers, within the waiting "
     "timeout"
 )
 _WAIT_GIVE_UP = (
-    "no run waits for a prefill past the waiting timeout. A check whose prefill never comes back: "
+    _THEN + "no run waits for a prefill past the waiting timeout. A check whose prefill never comes back: "
     "the request ends Failed after `waiting_timeout` with the fetch/send reason"
 )
 _BACKOFF = (
-    "the retry back-off (doubling ceiling, jitter) is checked by tests/test_residual_lessons.py, not "
+    _THEN + "the retry back-off (doubling ceiling, jitter) is checked by tests/test_residual_lessons.py, not "
     "by the --impl run. A restart-recovery check counting `/route` fetches while a request waits"
 )
 _DEFER = (
-    "no run calls `send_metadata` while the prefill is missing. A restart-recovery check that sends "
+    _THEN + "no run calls `send_metadata` while the prefill is missing. A restart-recovery check that sends "
     "metadata while waiting for the prefill: it is held, then sent once the prefill answers"
 )
 _RESEND = (
-    "no run has a prefill rank die after a request sent its metadata (restart-recovery's story "
+    _THEN + "no run has a prefill rank die after a request sent its metadata (restart-recovery's story "
     "kills the prefill between requests). A restart-recovery check where the prefill dies with a "
     "request waiting for its KV: the request resends to the successor and succeeds"
 )
@@ -297,10 +305,12 @@ _RESEND_UNDECIDED = (
     _RESEND + "; that check would also decide whether this reordering inside the resend path is observable"
 )
 _MULTI_CP = (
-    "with one CP rank (every scenario) the receiver holds no other cached generation at this point "
-    "and `bootstrap_infos` is still None; with several, earlier CP ranks' generations stay cached "
-    "(or `bootstrap_infos` holds them, so `poll` takes the setup as done). A check with "
-    "prefill `attn_cp_size` 2 whose second CP rank's route is missing"
+    "with one CP rank the receiver holds no other cached generation at this point and "
+    "`bootstrap_infos` is still None; with several, earlier CP ranks' generations stay cached (or "
+    "`bootstrap_infos` holds them, so `poll` takes the setup as done). The stories have one CP rank; "
+    "the simulation has CP-2 prefills, but its restarts take every rank's route away at once (`/route` "
+    "503 with no rank registered), so the first CP rank fails first and nothing is cached yet. A check "
+    "with prefill `attn_cp_size` 2 whose second CP rank's route (or registration) fails alone"
 )
 _ADOPTED = (
     "the generation recorded is this receiver's own fetched list, not the winner `setdefault` "
@@ -310,25 +320,25 @@ _ADOPTED = (
     "while its peer stays registered (no peer-loss notice)"
 )
 _TIMEOUT_HARDENED = (
-    "on hardened no request reaches the waiting timeout in any run (peer-loss notices end the "
+    _THEN + "on hardened no request reaches the waiting timeout in any run (peer-loss notices end the "
     "stale-bootstrap story's wait early). A check whose prefill never answers: after "
     "`waiting_timeout` the request is Failed in the status table, with the timeout reason, its "
     "generation invalidated and an Abort sent"
 )
 _ABORT_HARDENED = (
-    "room-reuse's story aborts only a stale request. A check that aborting an open request on "
+    _THEN + "room-reuse's story aborts only a stale request. A check that aborting an open request on "
     "hardened leaves the manager's status Failed with the abort reason, and that a stale request's "
     "poll after its abort returns Failed, not the new request's status"
 )
 _FAILURE_EXC = (
-    "no run on hardened calls `failure_exception()`. A check that a failed request's "
+    _THEN + "no run on hardened calls `failure_exception()`. A check that a failed request's "
     "`failure_exception()` returns its reason and that a poll afterwards stays Failed"
 )
 _SEND_WITHOUT_INIT_HARDENED = _SEND_WITHOUT_INIT.replace(
     " (tests/test_component_contract.py has it; the --impl run does not)", ""
 )
 _SEND_AFTER_FAILED_INIT = (
-    "`expect_transfer` now marks a request whose init failed as awaiting transfers, so late "
+    _THEN + "`expect_transfer` now marks a request whose init failed as awaiting transfers, so late "
     "transfer statuses for it are counted in `prefill_response_tracker` (its status, Failed, is "
     "terminal). " + _SEND_WITHOUT_INIT_HARDENED + ", and that its room is never in `awaiting_transfer`"
 )
@@ -344,12 +354,21 @@ _TRACKER_POP_HARDENED = (
     "pop: a cleanup that empties and pops the old set, a `track_room` that creates a new one, then "
     "the failure's pop removes the new set (its room is failed by no later failure: the "
     "stale-tracker claim). A DPOR exploration of a node failure against hardened's cleanup and a "
-    "new request (not in the default run at this commit)"
+    "new request (not in the default run at abac2c5)"
 )
 _FORGET_SPLIT_HARDENED = (
     "forgetting the prefill and taking the snapshot become two locked steps; `clear` and the "
     "cleanup, which may now run between them, touch neither the pool nor the info table that the "
     "first step changed, so that order equals running them just before the whole section"
+)
+
+_DISCONNECT_LATE = (
+    "the stale sockets are dropped after the rooms are failed, not before: the mock network calls "
+    "`_on_peer_gone` on a peer's `unbind` only while a socket to it is cached, so a peer death "
+    "that falls inside the rooms loop now flags its waiting receivers (those of rooms tracked "
+    "after the snapshot, too) where the unmutated order would not. A DPOR exploration of a node "
+    "failure against the peer's unbind and a receiver's poll (the default run has none; the "
+    "simulation's restarts never fall inside the heartbeat's rooms loop)"
 )
 
 JUDGMENTS: dict[str, tuple[str, str]] = {
@@ -530,7 +549,6 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "6aba82eade": (GAP, _STATE_BOUND),
     "0373acdbb5": (GAP, _STATE_BOUND),
     "c9956f0408": (GAP, _STATE_BOUND),
-    "567d0faf89": (GAP, _STATE_BOUND),
     "1f6c3e29a3": (GAP, _STATE_BOUND),
     "f18bfc59d5": (GAP, _STATE_BOUND),
     "37f282f0a1": (GAP, _STATE_BOUND),
@@ -621,8 +639,6 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "e543feece5": (GAP, _RESEND),
     "67c49b5577": (GAP, _RESEND),
     "e771974caf": (GAP, _RESEND),
-    "226f5ed404": (GAP, _RESEND),
-    "149e68f91c": (GAP, _RESEND),
     "e3c468b679": (GAP, _RESEND),
     "93f951e585": (GAP, _RESEND),
     "175bd7fcac": (GAP, _RESEND),
@@ -639,7 +655,6 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "c3271a3d0c": (GAP, _RESEND),
     "0ee2ce04ef": (GAP, _RESEND),
     "53492d7b92": (GAP, _RESEND_UNDECIDED),
-    "f893303e75": (GAP, _RESEND_UNDECIDED),
     "782826c861": (GAP, _RESEND_UNDECIDED),
     "053ae61f2a": (GAP, _WAIT),
     "cad2e1681f": (GAP, _WAIT),
@@ -676,7 +691,6 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "e0cda5583d": (GAP, _INIT_TIME_EARLY),
     "498f9caf6d": (EQ, _JUST_SENT),
     "926640cb69": (GAP, _ABORT_HARDENED),
-    "ec879d744c": (GAP, _ABORT_HARDENED),
     "66894d4fde": (GAP, _ABORT_HARDENED),
     "95da7beef3": (GAP, _ABORT_HARDENED),
     "a36869b77d": (GAP, _ABORT_HARDENED),
@@ -692,24 +706,8 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     ),
     "b907aa6851": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
     "6628e10ebe": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
-    "700f7541a5": (
-        GAP,
-        "the stale sockets are dropped after the rooms are failed, not before: the mock network calls "
-        "`_on_peer_gone` on a peer's `unbind` only while a socket to it is cached, so a peer death "
-        "that falls inside the rooms loop now flags its waiting receivers (those of rooms tracked "
-        "after the snapshot, too) where the unmutated order would not. A DPOR exploration of a node "
-        "failure against the peer's unbind and a receiver's poll (not in the default run at this "
-        "commit)",
-    ),
-    "b8e09de619": (
-        GAP,
-        "the stale sockets are dropped after the rooms are failed, not before: the mock network calls "
-        "`_on_peer_gone` on a peer's `unbind` only while a socket to it is cached, so a peer death "
-        "that falls inside the rooms loop now flags its waiting receivers (those of rooms tracked "
-        "after the snapshot, too) where the unmutated order would not. A DPOR exploration of a node "
-        "failure against the peer's unbind and a receiver's poll (not in the default run at this "
-        "commit)",
-    ),
+    "700f7541a5": (GAP, _DISCONNECT_LATE),
+    "b8e09de619": (GAP, _DISCONNECT_LATE),
     "0c2dd163e8": (EQ, _INDEPENDENT + ": appending the error vs logging it"),
     "ce2d19979e": (
         EQ,
@@ -813,7 +811,7 @@ _HELD_LOCK = (
     "(`_answer_for_held_pages`) under `_held_lock`; without it (or with the read-modify-write split) "
     "two ranks' late answers can lose a decrement, or a store can change the dict during the "
     "iteration (RuntimeError). A DPOR exploration of two late answers and a `pages_in_doubt` against "
-    "a held room (not in the default run at this commit)"
+    "a held room (late-kv-write's only check is its story, which calls them one at a time)"
 )
 _ANSWERS_REUSE = (
     "a reopened room starts with the previous request's answer count, so `_hold_pages_in_doubt` holds "
@@ -831,12 +829,12 @@ _RANKS_WINDOW = (
 _OPEN_ANSWERS_ORDER = (
     "the answer count is dropped while the room still awaits the previous request's transfers, so a late "
     "answer in between is counted for the new request. A DPOR exploration of a reopen against a late "
-    "transfer status (not in the default run at this commit)"
+    "transfer status (not in the default run at abac2c5)"
 )
 _ACCEPT_ORDER = (
     "acceptance is read before, not after, the held-pages check, which another thread's `clear` or reopen "
     "can change in between; undecided without a DPOR exploration of `accepts_transfer_status` against "
-    "`clear` (not in the default run at this commit)"
+    "`clear` (the default run has none)"
 )
 
 JUDGMENTS.update(
@@ -875,5 +873,92 @@ JUDGMENTS.update(
         ),
         "2987e70c9b": (EQ, _INDEPENDENT + ": `answers` vs `failure_records`"),
         "b01d8dfff0": (EQ, "`due` is a local computed from reads only; the guard then returns as before"),
+    }
+)
+
+# Judged on the sample census at e3df7aa (RESULTS.md), the deep checks in the default run.
+_HELD_NOT_RELEASED = (
+    "late answers no longer release held pages (or no longer count down where more than one is due), "
+    "so a failed request's pages stay in doubt until HOLD_FOR expires although every rank answered: a "
+    "bounded hold, and late-kv-write's only check, its story, does not ask for the pages in doubt "
+    "after the answers. A late-kv-write check that, once every rank holding the metadata answered "
+    "late, `pages_in_doubt()` is empty"
+)
+_RELEASE_LATE = (
+    "`_release_expired_pages()` now follows the `return`, so `pages_in_doubt()` no longer lets go of "
+    "expired holds itself: it names pages whose HOLD_FOR passed until the next status or heartbeat "
+    "probe releases them. A late-kv-write check that asks for the pages in doubt once HOLD_FOR has "
+    "passed, with no status or probe in between"
+)
+_RELEASE_ORDER = (
+    "the expired holds are let go after, not before, the held-pages check: for a room whose hold "
+    "expired the call returns False either way (a held room is not awaiting a transfer, so it is not "
+    "accepted) and counts nothing; the expired entry it decrements instead of dropping is dropped by "
+    "the next release, which every other reader (`pages_in_doubt`, the probe, the next status) runs "
+    "first"
+)
+_CLEANUP_FIRST = (
+    "mori's cleanup no longer discards the finished room (or pops the emptied set), so the room stays "
+    "in its prefill's tracker set until that prefill fails. Unseen: in the simulation the scheduler's "
+    "`clear()`, which pops the address and discards the room itself, always runs before the cleanup, "
+    "which then stops at its first step; stale-tracker's story and exploration run the cleanup where "
+    "a failure replaced the set, where it returns anyway. A stale-tracker check that runs a finished "
+    "room's cleanup before its `clear()` and finds the tracker without the room (the whole-state "
+    "bound would see it if the simulation's decode-status thread could run ahead of the scheduler)"
+)
+_RESEND_CLOCK = (
+    "after a peer loss the receiver keeps the dead generation and the first send's `init_time`: "
+    "while it waits for the successor, `poll` runs the waiting timeout from the first send, not from "
+    "the loss, and `sent_to` still names the dead ranks (a second rank's loss restarts the wait). "
+    "The simulation's `restart_in_flight` loses the peer right after the send, where the two clocks "
+    "agree. A restart-recovery check where the prefill dies half a waiting timeout after the send "
+    "and its successor registers within a waiting timeout of the loss: the request succeeds"
+)
+_RESEND_TRACKER = (
+    "the dead prefill's Success answers stay in `prefill_response_tracker`, so after the resend the "
+    "successor's answers are counted on top of them: with TP 2, a rank that answered before the loss "
+    "lets the request read Success once one successor rank answers, the other still writing its "
+    "pages. The simulation's prefills die before or right after a send, never between two ranks' "
+    "answers. A restart-recovery check with TP 2 where one rank answers and then the prefill dies: "
+    "Success only after both successor ranks answered"
+)
+_RESEND_INVALIDATE_EARLY = (
+    "the receiver now invalidates its cached generations on a peer loss also when it no longer waits "
+    "(Transferring, or done): those with the dead endpoint are gone already (`_on_peer_gone` dropped "
+    "every generation naming it), so only a live generation of another CP rank can go, and with it "
+    "the record a later invalidation would use; the next request then fetches `/route` once more. "
+    "The simulation's faults take a whole prefill away. A check with CP 2 where one CP rank's "
+    "prefill rank dies during a transfer: the other CP rank's generation stays cached"
+)
+_ABORT_SKIPPED = (
+    "an owned request's abort no longer reaches the base `abort()`: no 'Aborted by AbortReq.' record "
+    "and no Failed in the manager's table, though the receiver still latches Failed, so the scheduler "
+    "ends the request as before. The simulation aborts open requests (`abort_clear`, the drain) but "
+    "checks only that a reason recorded is kept, and none is recorded here. A check that an aborted "
+    "open request's `failure_exception()` names the abort"
+)
+
+JUDGMENTS.update(
+    {
+        "e1be0251a4": (GAP, _HELD_LOCK),
+        "f22541c2d4": (GAP, _HELD_LOCK),
+        "58e691306c": (GAP, _HELD_LOCK),
+        "1b6f121faa": (GAP, _HELD_LOCK),
+        "fb7f573397": (GAP, _HELD_LOCK),
+        "40af5bc1d6": (EQ, _FIELDS),
+        "b5c059af8c": (EQ, _FIELDS),
+        "be1cb378ed": (GAP, _HELD_NOT_RELEASED),
+        "607bbfdf37": (GAP, _RELEASE_LATE),
+        "7d5b3bc43b": (GAP, _ACCEPT_ORDER),
+        "b05be2b403": (EQ, _RELEASE_ORDER),
+        "c6c77cb36d": (EQ, _INDEPENDENT + ": appending the error vs logging it"),
+        "6401f9a3f1": (GAP, _HELD_NOT_RELEASED),
+        "567d0faf89": (GAP, _CLEANUP_FIRST),
+        "149e68f91c": (GAP, _RESEND_CLOCK),
+        "226f5ed404": (GAP, _RESEND_TRACKER),
+        "f893303e75": (GAP, _RESEND_INVALIDATE_EARLY),
+        "34118a52ec": (GAP, _HELD_LOCK),
+        "cd141e7e8c": (GAP, _HELD_LOCK),
+        "ec879d744c": (GAP, _ABORT_SKIPPED),
     }
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import sys
 from collections import Counter
@@ -67,7 +68,22 @@ def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
     return JUDGMENTS.get(r["key"], ("unjudged", "not read yet"))
 
 
-def summary(data: dict[str, Any]) -> dict[str, Any]:
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion, in percent (95% for z = 1.96)."""
+    if n == 0:
+        return 0.0, 100.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+
+
+def summary(data: dict[str, Any], sampled: bool | None = None) -> dict[str, Any]:
+    """Counts and the kill rate; with `sampled` (default: the run drew a sample), the rate's
+    95% Wilson interval too."""
+    if sampled is None:
+        run = data.get("run", {})
+        sampled = bool(run.get("sample")) and run["sample"] < run.get("generated", 0)
     rows = data["mutants"]
     counts = Counter(r["status"] for r in rows)
     survivors = [r for r in rows if r["status"] == "survived"]
@@ -82,6 +98,11 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         + (f", {counts['inconclusive']} inconclusive (left out)" if counts["inconclusive"] else "")
         + "; "
         f"kill rate over non-equivalent {detected}/{non_equivalent} = {100 * rate:.1f}%"
+        + (
+            " (95% Wilson interval {:.1f}-{:.1f}%)".format(*wilson(detected, non_equivalent))
+            if sampled
+            else ""
+        )
     )
     return {
         "counts": counts,
@@ -134,7 +155,8 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
     readme = os.path.relpath(Path(__file__).resolve().parent / "README.md", (folder or HERE).resolve())
     run, rows = data["run"], data["mutants"]
     s = summary(data)
-    if run["sample"] and run["sample"] < run["generated"]:
+    is_sample = bool(run["sample"]) and run["sample"] < run["generated"]
+    if is_sample:
         sampled = f"a sample of {len(rows)} drawn with seed {run['seed']} from {run['generated']} generated"
     elif len(rows) < run["generated"]:
         sampled = f"{len(rows)} selected of {run['generated']} generated"
@@ -149,6 +171,12 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
         f"Measured at commit `{run['commit']}`, {run['date']}: {sampled} mutants of "
         f"{', '.join(run['variants'])}, {run['jobs']} jobs, {run['seconds']} s wall clock, "
         f"each run bounded at {run['timeout']:g} s"
+        + (
+            f", load average (1 min) {run['load_average'][0]:g} at the start and {run['load_average'][1]:g} "
+            "at the end"
+            if run.get("load_average")
+            else ""
+        )
         + (f", `--impl` run with `{run['impl_args']}`" if run["impl_args"] else "")
         + (
             f"; first stage `{run['prefilter_args']}`, whose survivors then got the default run"
@@ -161,8 +189,8 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
         f"**{s['line']}.**",
         "",
         *[
-            f"- {variant}: {summary({'mutants': [r for r in rows if r['variant'] == variant]})['line']}"
-            for variant in run["variants"]
+            f"- {v}: {summary({'mutants': [r for r in rows if r['variant'] == v]}, is_sample)['line']}"
+            for v in run["variants"]
         ],
         "",
         *(
