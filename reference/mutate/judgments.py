@@ -733,7 +733,6 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
             "only act when they own the room, which the old request no longer does at either point"
         ),
     ),
-    "d9234a8d5e": (EQ, _HOOK_ORDER),
     "f1ee901129": (EQ, _HOOK_ORDER),
     "3767bb6a25": (
         EQ,
@@ -960,5 +959,12 @@ JUDGMENTS.update(
         "34118a52ec": (GAP, _HELD_LOCK),
         "cd141e7e8c": (GAP, _HELD_LOCK),
         "ec879d744c": (GAP, _ABORT_SKIPPED),
+        "d9234a8d5e": (
+            EQ,
+            "only the order of the cleanup's first step and a hook point changes; a hook with no "
+            "callback does nothing (hooks are our instrumentation), and stale-tracker's callback (a "
+            "failure and a re-registration) then runs before the cleanup instead of inside it, which "
+            "the cleanup meets as any earlier failure",
+        ),
     }
 )
