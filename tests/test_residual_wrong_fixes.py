@@ -3,8 +3,9 @@
 `reference/lessons/<id>/wrong_fixes/` of each residual lesson holds `reference.hardened`
 with one item of that lesson's hardened design undone or done the tempting way (the
 lesson README's gallery names the item). Each must be `bug` on its lesson, through
-`--impl`'s loader and `run_lesson`, caught by the check named here: the story (run
-quick), or the seeded simulation (check `simulation`, run with a deep-check budget).
+`--impl`'s loader and `run_lesson`, caught by the check named here: the story or a
+hand-built check (run quick: supervised-loops' checks over every loop the components
+start), or the seeded simulation (check `simulation`, run with a deep-check budget).
 Those the simulation does not catch yet are marked `xfail(strict=True)`; the strict
 mark fails as soon as it does, so the mark is removed then.
 """
@@ -55,11 +56,12 @@ GALLERY: dict[str, dict[str, tuple[str, str]]] = {
     "supervised-loops": {
         "log_no_restart": ("story", "a loop that raised runs again"),
         "restart_silently": ("story", "a restart logs the traceback"),
-        "restart_without_backoff": (SIM, "restarts back off (0.1 s doubling to 5 s)"),
-        "restart_after_return": (SIM, "a loop that returns on purpose stays ended"),
-        "supervise_watchdog_only": (SIM, "each of the dispatcher's loops is supervised"),
-        "server_cleanup_unsupervised": (SIM, "the bootstrap server's cleanup is supervised"),
-        "heartbeat_unwrapped": (SIM, "the heartbeat's probe is wrapped"),
+        "restart_without_backoff": ("restarts-back-off", "restarts back off (0.1 s doubling to 5 s)"),
+        "backoff_without_cap": ("restarts-back-off", "the back-off stops doubling at 5 s"),
+        "restart_after_return": ("returned-loop-stays-ended", "a loop that returns on purpose stays ended"),
+        "supervise_watchdog_only": ("raised-loop-runs-again", "each of the dispatcher's loops is supervised"),
+        "server_cleanup_unsupervised": ("raised-loop-runs-again", "the server's cleanup is supervised"),
+        "heartbeat_unwrapped": ("raised-loop-runs-again", "the heartbeat's probe is wrapped"),
     },
 }
 
@@ -68,18 +70,10 @@ def _package(lesson_id: str) -> str:
     return f"reference.lessons.{lesson_id.replace('-', '_')}.wrong_fixes"
 
 
-# Wrong fixes of the table above that no deep check catches yet (measured at SIM_BUDGET):
-# supervised-loops has no simulation profile (its loops are asyncio tasks the simulation does
-# not drive); `leftovers_kept` differs from hardened only in a prefill answer counted for an
-# earlier request of a reused room, which no invariant counts per request yet.
-NOT_CAUGHT_YET = {
-    ("room-reuse", "leftovers_kept"),
-    ("supervised-loops", "restart_without_backoff"),
-    ("supervised-loops", "restart_after_return"),
-    ("supervised-loops", "supervise_watchdog_only"),
-    ("supervised-loops", "server_cleanup_unsupervised"),
-    ("supervised-loops", "heartbeat_unwrapped"),
-}
+# Wrong fixes of the table above that no deep check catches yet (measured at SIM_BUDGET): none
+# now (supervised-loops' checks find every loop by what runs; room-reuse's `leftovers_kept` is
+# caught by `answers-per-lifecycle`). One added here is marked xfail(strict=True).
+NOT_CAUGHT_YET: set[tuple[str, str]] = set()
 # A catch counts only if the variant the wrong fix changes holds the same check
 # (`reference.hardened`, at SIM_BUDGET); a lesson where it does not is listed here, and
 # its hardened run marked xfail (the simulation once failed hardened on restart-recovery,
@@ -156,3 +150,25 @@ def test_wrong_fix_is_caught(lesson_id, module, catching):
     options = wrong_fix_options(catching)
     result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), options)
     assert_caught(result, catching)
+
+
+@pytest.mark.lesson(id="supervised-loops")
+@pytest.mark.parametrize(
+    "module", ["reference.hardened", "reference.lessons.supervised_loops.right_fixes.restart_by_callback"]
+)
+def test_supervised_loops_checks_find_every_loop_by_what_runs(module):
+    """The loops are found as what runs (a wrapper coroutine, or a fresh task per restart), and
+    each, raising on every run, is measured backing off 0.1 s doubling to 5 s."""
+    from reference.lessons.supervised_loops.checks import restarts_back_off
+
+    result = restarts_back_off(load_impl(module).module, wrong_fix_options("story"))
+    gaps = result.details["restart_gaps"]
+    assert result.verdict == "ok", result.symptom
+    assert sorted(gaps) == [
+        "the bootstrap server.BootstrapServerBase._cleanup_expired_entries",
+        "the dispatcher.DispatcherBase._cleanup_stale_mappings",
+        "the dispatcher.DispatcherBase._result_listener",
+        "the dispatcher.DispatcherBase._worker_watchdog",
+    ]
+    for seen in gaps.values():
+        assert seen == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0], abs=0.01)

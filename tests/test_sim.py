@@ -219,6 +219,22 @@ def test_a_late_abort_of_a_reused_rooms_previous_request() -> None:
     assert run_for("room-reuse", reference.hardened, reused) is None
 
 
+@pytest.mark.parametrize("prefill", [(2, 1), (1, 2)])
+def test_an_answer_counted_for_a_reused_rooms_previous_request_is_not_the_new_ones(prefill) -> None:
+    # Request A ends Success; the inbox counts a late answer of A's rank 1 after A's clear(); B
+    # reuses the room and sends: its rank 0's answer must not make it Success on its own.
+    from reference.lessons.room_reuse.wrong_fixes import leftovers_kept
+
+    steps = [("request", 0, 0), ("tick", 0, 0), ("poll", 0, 0), ("reuse_late_answer", 0, 1), ("tick", 0, 0)]
+    reused = Plan(0, 1, [prefill], "upstream", ["latency", "reuse_late_answer"], steps)
+    broke = run_for("room-reuse", leftovers_kept, reused)
+    assert broke is not None and broke.invariant == "answers-per-lifecycle", broke
+    assert "with 1 of the 2 answers it waits for since its metadata (ranks [0])" in broke.detail
+    assert run_for("room-reuse", reference.hardened, reused) is None
+    one_rank = Plan(0, 1, [(1, 1)], "upstream", ["latency", "reuse_late_answer"], steps)
+    assert run_for("room-reuse", leftovers_kept, one_rank) is None  # one answer: nothing to count early
+
+
 def test_a_restart_on_the_same_ports_fails_requests_on_fixed_not_on_hardened() -> None:
     steps = [("restart_same", 0, 0), ("request", 0, 0), ("poll", 0, 0)]
     same = plan(steps, ("restart_same",))

@@ -69,6 +69,8 @@ class Request:
     waiting_since: float | None = None  # first poll at which its prefill was gone (killed, stuck) since
     polled_at: float | None = None  # its last poll
     longest_gap: float = 0.0  # the longest the scheduler went without polling it (a stall: `timeout`)
+    sent_seq: int | None = None  # how many Success statuses the decode inboxes had taken when it sent
+    required: int = 1  # the prefill ranks whose Success it waits for (its manager's table, at its send)
 
 
 class Cluster:
@@ -105,6 +107,9 @@ class Cluster:
         self.misses: set[int] = set()  # prefills whose next probe fails (hb_miss)
         self.parked: list[tuple[threading.Thread, threading.Event]] = []  # preempted status threads
         self._rooms = iter(range(100, sys.maxsize))
+        self.answers: dict[tuple[int, int], list[tuple[int, int]]] = {}  # (manager, room) -> (seq, rank)
+        self.answers_taken = 0  # Success statuses delivered to the decode inboxes, in order
+        self.early: list[str] = []  # requests that turned Success on answers not their own
         self.opened = 0  # requests opened, the warm-ups' included
         self.step_index: int | None = None
 
@@ -114,6 +119,7 @@ class Cluster:
             manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
             self.managers.append(manager)
             manager.listen(KVMemory(regions=4, pages=len(PAGES), item_len=8))
+            self._watch_answers(m, manager)
         for m, manager in enumerate(self.managers):
             for p in range(len(self.prefills)):
                 self._ensure(m, p)
@@ -245,7 +251,9 @@ class Cluster:
         failed = self.managers[request.manager].request_status.get(request.room) == KVPoll.Failed
         if not request.inited or request.sent or request not in self.open or failed:
             return
-        request.sent, request.sent_at = True, self.clock.now()
+        request.sent, request.sent_at, request.sent_seq = True, self.clock.now(), self.answers_taken
+        table = getattr(self.managers[request.manager], "required_prefill_response_num_table", {})
+        request.required = int(table.get(request.room, 1))
         failures = self.net.send_failures
         self._attributed(request, lambda: request.receiver.send_metadata(PAGES), "send_metadata")
         raised = self.net.send_failures > failures
@@ -341,6 +349,25 @@ class Cluster:
         if hasattr(manager, "record_failure"):
             self.call(lambda: manager.record_failure(room, f"late failure of room {room}"))
         self.call(lambda: manager.update_status(room, KVPoll.Failed))
+
+    def can_open(self, old: Request) -> bool:
+        """Whether a new request on `old`'s manager and prefill would open now (parallel info)."""
+        return self._ensure(old.manager, old.prefill)
+
+    def late_answer(self, old: Request, rank: int) -> None:
+        """The decode inbox took a prefill rank's Success for the room while `old` had it open (its
+        check passed) and counts it after `old`'s clear(): the rest of its status path, late."""
+        manager, room = self.managers[old.manager], old.room
+        tracker = getattr(manager, "prefill_response_tracker", None)
+        if tracker is None:
+            return
+        rank %= max(1, len(self.prefills[old.prefill].endpoints))
+        self.note("status thread", f"counts prefill rank {rank}'s Success for room {room} on decode "
+                  f"{old.manager} (taken while the room was open, counted after its clear())")  # fmt: skip
+        arrived = tracker.setdefault(room, set())
+        arrived.add(rank)
+        if len(arrived) >= getattr(manager, "required_prefill_response_num_table", {}).get(room, 1):
+            self.call(lambda: manager.update_status(room, KVPoll.Success), f"late Success of room {room}")
 
     def late_abort(self, old: Request) -> None:
         """The scheduler's abort() of a request that has ended (its receiver, late)."""
@@ -541,6 +568,35 @@ class Cluster:
         gc.collect()
         self.note("clock", "gc.collect()")
 
+    def _watch_answers(self, m: int, manager: Any) -> None:
+        """See every status the decode inbox takes (ours: `DecodeInbox._on_status`), in order."""
+        inbox = getattr(manager, "inbox", None)
+        take = getattr(inbox, "_on_status", None)
+        if take is not None:
+            inbox._on_status = partial(self._answer_taken, m, take)  # type: ignore[union-attr]
+
+    def _answer_taken(self, m: int, take: Callable[[Any], None], message: Any) -> None:
+        """answers-per-lifecycle: a Success that turns a request's room Success must be its last
+        missing answer; counted: the ranks that answered its room since it sent its metadata."""
+        take(message)
+        if getattr(message, "status", None) != KVPoll.Success:
+            return
+        self.answers_taken += 1
+        room = message.room
+        self.answers.setdefault((m, room), []).append((self.answers_taken, message.prefill_rank))
+        if self.managers[m].request_status.get(room) != KVPoll.Success:
+            return
+        for request in self.open:
+            if (request.manager, request.room) != (m, room) or request.sent_seq is None:
+                continue
+            own = {rank for seq, rank in self.answers[(m, room)] if seq > request.sent_seq}
+            if len(own) < request.required:
+                self.early.append(
+                    f"room {room} on decode {m} turned Success on prefill rank {message.prefill_rank}'s "
+                    f"answer with {len(own)} of the {request.required} answers it waits for since its "
+                    f"metadata (ranks {sorted(own)})"
+                )
+
     # -- checks after every step ----------------------------------------------------------------------
     def check_threads(self) -> None:
         if self.errors.errors:
@@ -551,6 +607,8 @@ class Cluster:
 
     def check_always(self) -> None:
         self.check_threads()
+        if self.early:
+            self.broke("answers-per-lifecycle", self.early[0])
         for request in self.open:
             status = self.managers[request.manager].request_status.get(request.room)
             if request.seen_failed and status not in (KVPoll.Failed, None):

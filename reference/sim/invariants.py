@@ -98,6 +98,13 @@ _ALL = (
         f"HARDEN(room-reuse), {AFTER_24539}: transfer statuses count only after the metadata",
     ),
     Invariant(
+        "answers-per-lifecycle", "room-reuse",
+        "a request turns Success only once as many of its prefill's ranks as it waits for delivered a "
+        "Success for its room after it sent its metadata (an answer counted for the room's previous "
+        "request is not its own)",
+        f"HARDEN(room-reuse), {AFTER_24539}: a new lifecycle clears the room's leftovers (response tracker)",
+    ),
+    Invariant(
         "failure-reason-kept", "failure-records",
         "a failed request's exception carries the reason recorded for it",
         f"HARDEN(failure-records), {AFTER_24539}: failure_exception takes the reason, then clears",

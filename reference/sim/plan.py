@@ -39,6 +39,9 @@ FAULTS = {
     "mooncake": "(for the whole run) no decode-status thread cleans up: clear() is all a request's end does",
     "abort_clear": "the scheduler aborts an open request and clears it at once (abort(), then clear())",
     "reuse": "a new request reuses the room id of an ended one",
+    "reuse_late_answer": "a new request (opened, inited, sent) reuses an ended room id just after the decode "
+    "inbox counted a prefill rank's answer to its previous request (taken while it was open, counted after "
+    "its clear())",
     "restart_new": "a prefill restarts behind its bootstrap address on new ports",
     "restart_same": "a prefill restarts behind its bootstrap address on the same ports",
     "restart_in_flight": "a request's metadata goes out and its prefill restarts on new ports at once",

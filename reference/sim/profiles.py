@@ -37,6 +37,7 @@ PROFILES: dict[str, Profile] = {
         (
             *EVERYDAY,
             "reuse",
+            "reuse_late_answer",
             "late_abort",
             "late_failed",
             "delay_status",

@@ -79,6 +79,12 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         _poll_all(c, a)  # the scheduler polls every request on each pass: it sees a timeout at once
     elif kind == "reuse" and ended is not None and not any((r.manager, r.room) == ended for r in c.open):
         c.open_request(ended[0], b % len(c.prefills), ended[1])
+    elif kind == "reuse_late_answer" and old is not None and ended in c.cleared and c.can_open(old):
+        c.late_answer(old, b)  # (a room not reopened yet, on a prefill a request can open on now)
+        reused = c.open_request(old.manager, old.prefill, old.room)
+        if reused is not None:  # a whole request: opened, inited, its metadata sent
+            c.init(reused)
+            c.send(reused)
     elif kind in ("init", "send", "abort", "fail_open", "abort_clear") and request is not None:
         getattr(c, kind)(request)
     elif kind == "end_status" and c.parked:

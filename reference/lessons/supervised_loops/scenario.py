@@ -14,7 +14,8 @@ watchdog's `await exits.next()` raises); one second passes; rank 1 dies; four re
 are dispatched. `bug` when the watchdog did not come back (death unnoticed, requests
 routed to the dead rank) or its exception was not logged with a traceback when it
 happened; `ok` when it was logged and the loop restarted (with back-off) in time to
-notice the death and route around it.
+notice the death and route around it. The checklist (`checks.py`) holds the same rules
+for every loop the dispatcher, the bootstrap server and the heartbeat start.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from reference.config import DispatcherConfig
 from reference.harness.lesson import Lesson, Options
 from reference.harness.loop_capture import loop_errors
 from reference.harness.result import Event, Observation
+from reference.lessons.supervised_loops.checks import CHECKS
 from reference.transport.kits import kit
 
 CONFIG = DispatcherConfig()
@@ -133,4 +135,5 @@ LESSON = Lesson(
     upstream="residual after PR #33048",
     needs=("DPDispatcher",),
     body=observe,
+    checks=CHECKS,
 )
