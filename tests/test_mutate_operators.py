@@ -261,7 +261,7 @@ def test_runner_judges_a_killed_and_an_equivalent_mutant():
         "`self._background_tasks.add(task)` swapped with the next "
         "`task.add_done_callback(self._background_tasks.discard)`",
     )
-    assert killed.lessons == equivalent.lessons == ("task-refs",)
+    assert killed.lessons == equivalent.lessons and "task-refs" in killed.lessons
     judge = Judge(timeout=120)
     try:
         out_killed, out_equivalent = judge.judge_all([killed, equivalent], jobs=2)
