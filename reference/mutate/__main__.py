@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[{done}/{len(chosen)}] {outcome.status:12} {outcome.mutant.name}{diff}", file=sys.stderr)
 
     commit, start = _commit(), time.monotonic()  # what was measured: the tree when the run began
+    load_start = os.getloadavg()[0]  # the machine's load: the deep checks are bounded in wall-clock time
     try:
         outcomes = judge.judge_all(chosen, jobs=args.jobs, progress=progress)
     except RunError as exc:
@@ -97,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "commit": commit,
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "seconds": round(time.monotonic() - start, 1),
+        "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],  # 1 min, at start and end
         "jobs": args.jobs,
         "timeout": args.timeout,
         "impl_args": args.impl_args,

@@ -2,6 +2,15 @@
 with the argument why no execution can tell it from the unmutated variant, or `gap`
 with the check that would catch it. `RESULTS.md` prints each with its diff.
 
+A key hashes the edit and its function's source before and after (`mutants.edit_key`), so
+a judgment follows its mutant while that function is unchanged, and a key whose function
+has changed since names a mutant that no longer exists (kept: harmless, and right again if
+the function returns to that text). An argument that leans on other code (who else reads a
+field, which thread calls a method) is to be re-read when that code changes: the key does
+not see it. The keys were migrated from whole-file hashes by regenerating the mutants of
+every committed version of the variant files; `7374d8dd9f` (a swap in `KVReceiver.__init__`)
+was dropped, its argument broken by `_hold_pages_in_doubt` reading `_sent_indices`.
+
 The arguments lean on these facts of the shared code (reference/common/):
 - only the heartbeat thread calls `_handle_node_failure` and `_on_heartbeat_success`, so
   no other locked section reads `addr_to_rooms_tracker` while it runs; `track_room` and
@@ -19,6 +28,7 @@ The arguments lean on these facts of the shared code (reference/common/):
 from __future__ import annotations
 
 EQ, GAP = "equivalent", "gap"
+_THEN = "(judged at abac2c5, before the deep checks joined the default run) "
 
 _BASE_INIT = (
     "the base class's `__init__` never reads or writes the attribute (it starts nothing: "
@@ -37,8 +47,10 @@ _HOOK_ORDER = (
 _POOL_RACE = (
     "`_forget_prefill_locked` then iterates and deletes `connection_pool` keys without the lock, "
     "while a receiver's locked `setdefault` can insert one (RuntimeError: dictionary changed size "
-    "during iteration, in the heartbeat thread). Caught by a DPOR exploration of a node failure "
-    "against a concurrent `_setup_bootstrap_infos` (not in the default run at this commit)"
+    "during iteration, in the heartbeat thread). The default run's `hit-vs-eviction` runs `init()` "
+    "against a node failure with the key cached, so its receiver inserts only after the eviction, "
+    "past the iteration. Caught by a DPOR exploration of a node failure against an `init()` that fills "
+    "an uncached key"
 )
 _TRACKER_POP_UNLOCKED = (
     "the tracker's snapshot and pop leave the lock (or move to a second section); no other thread "
@@ -67,13 +79,14 @@ _INVALIDATE_RACE = (
     "concurrent receiver's `setdefault` can adopt the generation being invalidated between the two "
     "(it then sends to the dead ports), and the heartbeat's `_forget_prefill_locked` can iterate the "
     "pool during the `del`. Caught by a DPOR exploration of two receivers' setup/invalidate (not in "
-    "the default run at this commit)"
+    "the default run at abac2c5)"
 )
 _SETDEFAULT_RACE = (
     "`setdefault` runs unlocked, so it can fall between another receiver's locked `get(key) is infos` "
     "and `del pool[key]` and adopt the generation being invalidated (a request then sent to dead "
-    "ports). Caught by a DPOR exploration of two receivers' setup/invalidate (not in the default run "
-    "at this commit)"
+    "ports). Caught by a DPOR exploration of two receivers' setup/invalidate: the default run's four "
+    "stale-bootstrap explorations (preemption bound 1 on hardened) did not reach it, none of them "
+    "having a fill's `setdefault` find a generation another receiver is invalidating"
 )
 _SOCK_LOCK = (
     "the mock transport's `send` is one locked `deliver`, so two unlocked senders on one socket "
@@ -97,17 +110,18 @@ _ENTRY_BEFORE_REGISTER = (
     "reads it (registration failed -> invalidate) `pool.get(key) is infos` is False either way"
 )
 _FETCH_FAILS = (
-    "no lesson's run on fixed has a `/route` fetch fail at `init()` (restart-recovery, the lesson "
+    _THEN + "no lesson's run on fixed has a `/route` fetch fail at `init()` (restart-recovery, the lesson "
     "that does, is `bug` on fixed before this code runs). A check: `/route` fails at init -> the "
     "request is Failed at once, reason 'Failed to fetch bootstrap info'"
 )
 _REGISTER_FAILS = (
-    "no run has registration with a prefill rank fail. A check: connect or send of the registration "
+    _THEN + "no run has registration with a prefill rank fail. A check: connect or send of the registration "
     "raises TransportError -> the request is Failed at once with the registration reason "
     "(tests/test_component_contract.py has it; the --impl run does not)"
 )
 _SEND_WITHOUT_INIT = (
-    "no run calls `send_metadata` after a failed or missing `init()`. A check: `send_metadata` "
+    "no run calls `send_metadata` after a failed or missing `init()` (the simulation's scheduler, "
+    "like upstream's, sends only for a request whose init succeeded). A check: `send_metadata` "
     "without bootstrap info -> the request is Failed with reason 'send_metadata without bootstrap "
     "info (init failed)' (tests/test_component_contract.py has it; the --impl run does not)"
 )
@@ -134,7 +148,7 @@ _TIMEOUT_RECORD_EARLY = (
     "check that a waiting (later successful) request has no failure record"
 )
 _INIT_TIME_EARLY = (
-    "`init_time` is set before the sends instead of after: on failure `conclude_state` is latched "
+    _THEN + "`init_time` is set before the sends instead of after: on failure `conclude_state` is latched "
     "first, so it is never read; on success it is earlier by the duration of the sends, zero on the "
     "virtual clock. Only a clock that advances during `send` and a poll exactly at the timeout tell "
     "them apart. A check with a transport whose `send` advances the virtual clock"
@@ -153,20 +167,22 @@ _RECORD_RACE = (
     "`clear`'s pop of the record: a late abort that passed the check before `clear` popped "
     "`request_status` stores its record after `clear` popped the record, which then stays for a "
     "cleared room (the failure-records claim). A DPOR exploration of a late `abort()` against "
-    "`clear()` (not in the default run at this commit)"
+    "`clear()`: the default run has none for failure-records, and the simulation's `late_record` calls "
+    "`record_failure` whole, after `clear()`"
 )
 _CLEAR_VS_FAILURE = (
     "`rooms.discard` in `clear` runs without `connection_lock`, concurrently with the heartbeat's "
     "locked `list(rooms)` snapshot (RuntimeError: Set changed size during iteration in the "
     "heartbeat thread, the live-set-race symptom). A DPOR exploration of `clear()` against a node "
-    "failure (not in the default run at this commit)"
+    "failure (not in the default run at abac2c5)"
 )
 _CLEAR_SPLIT = (
     "the address pop and the tracker lookup are no longer one locked step: between them a failure "
     "can pop the prefill's set and a new request reusing the room id re-track it in a new set, "
     "from which the old request's `clear` then discards it (the new request is then failed by no "
     "later node failure: the stale-tracker claim). A DPOR exploration of `clear()` against a node "
-    "failure plus a re-registration and room reuse (not in the default run at this commit)"
+    "failure plus a re-registration and room reuse (the default run's `late-cleanup-keeps-new-set` "
+    "runs mori's cleanup there, not `clear()`; the simulation runs `clear()` whole)"
 )
 _DETACHED_DISCARD = (
     "the discard moves to a second locked section; if a failure popped the set in between, the "
@@ -196,34 +212,36 @@ _PEER_GONE_LOCK = (
     "`_on_peer_gone` deletes pool entries without the lock, against receivers' locked "
     "check-then-delete in `invalidate_cached_bootstrap_infos` (a KeyError there when it falls "
     "between their `get` and `del`) and their locked `setdefault`. A DPOR exploration of a peer "
-    "loss against a receiver's invalidation (not in the default run at this commit)"
+    "loss against a receiver's invalidation (the default run has none; the simulation runs "
+    "`_on_peer_gone` whole, inside a restart step)"
 )
 _PEER_GONE_ORDER = (
     "receivers are marked `lost_peer` before the dead generations leave the pool: one polling in "
     "between resends through the still-cached dead generation. A DPOR exploration of a peer loss "
-    "against a receiver's poll (not in the default run at this commit)"
+    "against a receiver's poll (the default run has none; the simulation runs `_on_peer_gone` whole, "
+    "inside a restart step)"
 )
 _HEARTBEAT_PROBE = (
-    "the supervised-loops lesson drives only the DP dispatcher; no run makes a heartbeat probe "
+    _THEN + "the supervised-loops lesson drives only the DP dispatcher; no run makes a heartbeat probe "
     "raise on hardened's manager. A check whose transport's `health` raises once: the heartbeat "
     "goes on, `heartbeat_errors` names the error and the traceback is logged"
 )
 _STATE_BOUND = (
-    "a table entry of a cleared room is left behind, which no check of hardened's manager counts "
+    _THEN + "a table entry of a cleared room is left behind, which no check of hardened's manager counts "
     "(failure-records counts `failure_records` only). A whole-state bound over the manager's "
     "tables after open/clear cycles (the simulation's object-graph bound)"
 )
 _FAILURE_RECORD_CLEAR = (
-    "a record made while the room was open survives `clear()` (failure-records' story only makes "
+    _THEN + "a record made while the room was open survives `clear()` (failure-records' story only makes "
     "late records, which `record_failure` refuses). A failure-records check that fails an open "
     "request, clears it without `failure_exception()` and counts `failure_records`"
 )
 _REASON_HARDENED = (
-    "no run on hardened reads a failure reason (`failure_exception()` is never called). A check "
+    _THEN + "no run on hardened reads a failure reason (`failure_exception()` is never called). A check "
     "that a failed request's `failure_exception()` carries its reason"
 )
 _REUSE_NO_CLEAR = (
-    "room-reuse's story clears the previous request before reusing its id, so `clear` already "
+    _THEN + "room-reuse's story clears the previous request before reusing its id, so `clear` already "
     "removed what `_open_lifecycle` removes again. A room-reuse check that reopens a room id whose "
     "previous request was never cleared (its record, responses and transfer expectation must not "
     "carry over)"
@@ -231,8 +249,9 @@ _REUSE_NO_CLEAR = (
 _OPEN_ORDER = (
     "`request_status` gets the new request's Bootstrapping before `room_lifecycle` names it: a late "
     "abort of the previous request that checks `owns()` in between passes and fails the new "
-    "request. A DPOR exploration of a room reopened against the previous request's late abort (not "
-    "in the default run at this commit)"
+    "request. A DPOR exploration of a room reopened against the previous request's late abort (the "
+    "default run has none; the simulation's late aborts run between calls, never inside "
+    "`_open_lifecycle`)"
 )
 _ORDER_CLEAR = (
     "the pops of one room's entries in `clear` in another order: each reader treats a room missing "
@@ -257,30 +276,28 @@ _INIT_ORDER_HARDENED = (
 _ALWAYS_SET_FIRST = (
     "every read of the field follows a write on every path: `_wait_for_prefill` and "
     "`_resend_after_peer_loss` set `_retry_ceiling` and `_next_fetch` before `_retry_due` can read "
-    "them (it runs only once `_prefill_missing_since` is set, by those two); `_sent_indices` is read "
-    "only after a peer loss flagged this receiver, which needs `init_time`, which `send_metadata` "
-    "sets right before `_sent_indices`"
+    "them (it runs only once `_prefill_missing_since` is set, by those two)"
 )
 _WAIT = (
-    "no run on hardened has a `/route` fetch fail while its prefill restarts (restart-recovery's "
+    _THEN + "no run on hardened has a `/route` fetch fail while its prefill restarts (restart-recovery's "
     "story registers the new prefill before the next request asks). A restart-recovery check whose "
     "request asks while the prefill is down and must succeed once it registers, within the waiting "
     "timeout"
 )
 _WAIT_GIVE_UP = (
-    "no run waits for a prefill past the waiting timeout. A check whose prefill never comes back: "
+    _THEN + "no run waits for a prefill past the waiting timeout. A check whose prefill never comes back: "
     "the request ends Failed after `waiting_timeout` with the fetch/send reason"
 )
 _BACKOFF = (
-    "the retry back-off (doubling ceiling, jitter) is checked by tests/test_residual_lessons.py, not "
+    _THEN + "the retry back-off (doubling ceiling, jitter) is checked by tests/test_residual_lessons.py, not "
     "by the --impl run. A restart-recovery check counting `/route` fetches while a request waits"
 )
 _DEFER = (
-    "no run calls `send_metadata` while the prefill is missing. A restart-recovery check that sends "
+    _THEN + "no run calls `send_metadata` while the prefill is missing. A restart-recovery check that sends "
     "metadata while waiting for the prefill: it is held, then sent once the prefill answers"
 )
 _RESEND = (
-    "no run has a prefill rank die after a request sent its metadata (restart-recovery's story "
+    _THEN + "no run has a prefill rank die after a request sent its metadata (restart-recovery's story "
     "kills the prefill between requests). A restart-recovery check where the prefill dies with a "
     "request waiting for its KV: the request resends to the successor and succeeds"
 )
@@ -288,10 +305,12 @@ _RESEND_UNDECIDED = (
     _RESEND + "; that check would also decide whether this reordering inside the resend path is observable"
 )
 _MULTI_CP = (
-    "with one CP rank (every scenario) the receiver holds no other cached generation at this point "
-    "and `bootstrap_infos` is still None; with several, earlier CP ranks' generations stay cached "
-    "(or `bootstrap_infos` holds them, so `poll` takes the setup as done). A check with "
-    "prefill `attn_cp_size` 2 whose second CP rank's route is missing"
+    "with one CP rank the receiver holds no other cached generation at this point and "
+    "`bootstrap_infos` is still None; with several, earlier CP ranks' generations stay cached (or "
+    "`bootstrap_infos` holds them, so `poll` takes the setup as done). The stories have one CP rank; "
+    "the simulation has CP-2 prefills, but its restarts take every rank's route away at once (`/route` "
+    "503 with no rank registered), so the first CP rank fails first and nothing is cached yet. A check "
+    "with prefill `attn_cp_size` 2 whose second CP rank's route (or registration) fails alone"
 )
 _ADOPTED = (
     "the generation recorded is this receiver's own fetched list, not the winner `setdefault` "
@@ -301,25 +320,25 @@ _ADOPTED = (
     "while its peer stays registered (no peer-loss notice)"
 )
 _TIMEOUT_HARDENED = (
-    "on hardened no request reaches the waiting timeout in any run (peer-loss notices end the "
+    _THEN + "on hardened no request reaches the waiting timeout in any run (peer-loss notices end the "
     "stale-bootstrap story's wait early). A check whose prefill never answers: after "
     "`waiting_timeout` the request is Failed in the status table, with the timeout reason, its "
     "generation invalidated and an Abort sent"
 )
 _ABORT_HARDENED = (
-    "room-reuse's story aborts only a stale request. A check that aborting an open request on "
+    _THEN + "room-reuse's story aborts only a stale request. A check that aborting an open request on "
     "hardened leaves the manager's status Failed with the abort reason, and that a stale request's "
     "poll after its abort returns Failed, not the new request's status"
 )
 _FAILURE_EXC = (
-    "no run on hardened calls `failure_exception()`. A check that a failed request's "
+    _THEN + "no run on hardened calls `failure_exception()`. A check that a failed request's "
     "`failure_exception()` returns its reason and that a poll afterwards stays Failed"
 )
 _SEND_WITHOUT_INIT_HARDENED = _SEND_WITHOUT_INIT.replace(
     " (tests/test_component_contract.py has it; the --impl run does not)", ""
 )
 _SEND_AFTER_FAILED_INIT = (
-    "`expect_transfer` now marks a request whose init failed as awaiting transfers, so late "
+    _THEN + "`expect_transfer` now marks a request whose init failed as awaiting transfers, so late "
     "transfer statuses for it are counted in `prefill_response_tracker` (its status, Failed, is "
     "terminal). " + _SEND_WITHOUT_INIT_HARDENED + ", and that its room is never in `awaiting_transfer`"
 )
@@ -335,7 +354,7 @@ _TRACKER_POP_HARDENED = (
     "pop: a cleanup that empties and pops the old set, a `track_room` that creates a new one, then "
     "the failure's pop removes the new set (its room is failed by no later failure: the "
     "stale-tracker claim). A DPOR exploration of a node failure against hardened's cleanup and a "
-    "new request (not in the default run at this commit)"
+    "new request (not in the default run at abac2c5)"
 )
 _FORGET_SPLIT_HARDENED = (
     "forgetting the prefill and taking the snapshot become two locked steps; `clear` and the "
@@ -343,313 +362,370 @@ _FORGET_SPLIT_HARDENED = (
     "first step changed, so that order equals running them just before the whole section"
 )
 
+_DISCONNECT_LATE = (
+    "the stale sockets are dropped after the rooms are failed, not before: the mock network calls "
+    "`_on_peer_gone` on a peer's `unbind` only while a socket to it is cached, so a peer death "
+    "that falls inside the rooms loop now flags its waiting receivers (those of rooms tracked "
+    "after the snapshot, too) where the unmutated order would not. A DPOR exploration of a node "
+    "failure against the peer's unbind and a receiver's poll (the default run has none; the "
+    "simulation's restarts never fall inside the heartbeat's rooms loop)"
+)
+
 JUDGMENTS: dict[str, tuple[str, str]] = {
     # fixed/bootstrap_server.py, fixed/dispatcher.py
-    "73b262b74a": (EQ, _BASE_INIT),
-    "f8575c1aac": (EQ, _BASE_INIT),
-    "ecf8d32701": (EQ, _DONE_CALLBACK),
-    "45f86994a0": (EQ, _DONE_CALLBACK),
+    "b15ee95791": (EQ, _BASE_INIT),
+    "9c17f25a96": (EQ, _BASE_INIT),
+    "d627a847d2": (EQ, _DONE_CALLBACK),
+    "3be71e87f2": (EQ, _DONE_CALLBACK),
     # fixed/manager.py
-    "c8e6ac8e70": (GAP, _POOL_RACE),
-    "def22d68ea": (GAP, _POOL_RACE),
-    "8951e36811": (GAP, _POOL_RACE),
-    "6d365a255c": (EQ, _TRACKER_POP_UNLOCKED),
-    "c9604f1b7e": (EQ, _TRACKER_POP_UNLOCKED),
-    "08f482439a": (EQ, _TRACKER_POP_UNLOCKED),
-    "01eefcb0fd": (EQ, _TRACKER_POP_UNLOCKED + "; `addr = failed_bootstrap_addr` is a local"),
-    "35960e1367": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
-    "3d06d0b2b1": (GAP, _DISCONNECT),
-    "3309cd5d20": (EQ, _DISCONNECT_ORDER),
-    "d78aeba7b0": (EQ, _HOOK_ORDER),
+    "5b25d20e18": (GAP, _POOL_RACE),
+    "0dbde1e5c3": (GAP, _POOL_RACE),
+    "991b581244": (GAP, _POOL_RACE),
+    "6fdac7e153": (EQ, _TRACKER_POP_UNLOCKED),
+    "5aeb274f99": (EQ, _TRACKER_POP_UNLOCKED),
+    "18581e91e6": (EQ, _TRACKER_POP_UNLOCKED),
+    "e729d43ba2": (EQ, _TRACKER_POP_UNLOCKED + "; `addr = failed_bootstrap_addr` is a local"),
+    "e3a1430631": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
+    "f38e2e4d06": (GAP, _DISCONNECT),
+    "97b38574d6": (EQ, _DISCONNECT_ORDER),
+    "e89a44cf6e": (EQ, _HOOK_ORDER),
     # fixed/receiver.py
-    "fe0edde94c": (GAP, _INVALIDATE_RACE),
-    "c6d0a7dcb2": (GAP, _INVALIDATE_RACE),
-    "fa1bf1ee31": (EQ, _ATOMIC_GET),
-    "7d19e946a9": (EQ, _ATOMIC_GET + "; the lock now covers only a local assignment"),
-    "7ae84bd862": (GAP, _SETDEFAULT_RACE),
-    "f0b0831407": (GAP, _SETDEFAULT_RACE),
-    "fd7f92da00": (GAP, _SOCK_LOCK),
-    "361c3beb4d": (GAP, _SOCK_LOCK),
-    "0242cd7d32": (GAP, _IS_EQ),
-    "959ca47a18": (EQ, _ENTRIES_CLEAR),
-    "724c6d2b34": (EQ, _ENTRIES_CLEAR),
-    "ddb7541e34": (EQ, _ENTRY_BEFORE_REGISTER),
-    "63bf3d203a": (EQ, _ENTRY_BEFORE_REGISTER),
-    "2b021d6f76": (EQ, _ENTRY_BEFORE_REGISTER + "; after the swap it is recorded only on success"),
-    "d4799be51d": (EQ, _INDEPENDENT),
-    "f4dbaac437": (EQ, _INDEPENDENT),
-    "f651c3acd4": (
+    "ec41e309a1": (GAP, _INVALIDATE_RACE),
+    "b79e8b9951": (GAP, _INVALIDATE_RACE),
+    "f73e5d3fb2": (EQ, _ATOMIC_GET),
+    "07fa25ea53": (EQ, _ATOMIC_GET + "; the lock now covers only a local assignment"),
+    "e94a82e197": (GAP, _SETDEFAULT_RACE),
+    "0cbc9eefeb": (GAP, _SETDEFAULT_RACE),
+    "7822f70f8b": (GAP, _SOCK_LOCK),
+    "77f2142c95": (GAP, _SOCK_LOCK),
+    "2e3e54261e": (GAP, _IS_EQ),
+    "e5f5800d02": (EQ, _ENTRIES_CLEAR),
+    "2ddcd453c7": (EQ, _ENTRIES_CLEAR),
+    "71038c684c": (EQ, _ENTRY_BEFORE_REGISTER),
+    "99f5e44258": (EQ, _ENTRY_BEFORE_REGISTER),
+    "e6d5bdf33e": (EQ, _ENTRY_BEFORE_REGISTER + "; after the swap it is recorded only on success"),
+    "1a5e7c07b7": (EQ, _INDEPENDENT),
+    "5696990bc3": (EQ, _INDEPENDENT),
+    "fc43061ab9": (
         EQ,
         "on the failure path `bootstrap_infos` becomes None before `_fail_fetch` sets it to None; "
         "the `if` does not read it",
     ),
-    "1bb504f019": (
+    "245a531c06": (
         EQ,
         "`ReceiverBase.__init__` only sets fields and calls `track_room`, which never reaches the "
         "receiver, so `_connection_pool_entries` is not read before it exists",
     ),
-    "71a955b4d9": (GAP, _FETCH_FAILS),
-    "471edee420": (EQ, _INDEPENDENT + ": the failure record and status vs the pool"),
-    "bf60726c7a": (GAP, _REGISTER_FAILS),
-    "9da9f5334d": (GAP, _REGISTER_FAILS),
-    "3f339b76c6": (GAP, _REGISTER_FAILS),
-    "190cdb8dc6": (GAP, _SEND_WITHOUT_INIT),
-    "80111aa222": (GAP, _SEND_WITHOUT_INIT),
-    "ed20108eda": (GAP, _SEND_WITHOUT_INIT),
-    "e49d584b5d": (GAP, _SEND_WITHOUT_INIT + "; here the mutant raises TypeError"),
-    "0c36d33e23": (GAP, _INIT_TIME_EARLY),
-    "71b4b76b79": (EQ, _INDEPENDENT + ": the pool vs the failure record and `conclude_state`"),
-    "f8d8715a63": (GAP, _TIMEOUT_REASON),
-    "2bad7a576b": (GAP, _TIMEOUT_STATUS),
-    "68bcba34e3": (GAP, _TIMEOUT_ABORT),
-    "5ec1c5360a": (GAP, _TIMEOUT_LATCH),
-    "533cb2caad": (GAP, _TIMEOUT_LATCH),
-    "237451f38e": (GAP, _TIMEOUT_RECORD_EARLY),
-    "4aa31ac32e": (
+    "61c5e05ea4": (GAP, _FETCH_FAILS),
+    "a8f727f222": (EQ, _INDEPENDENT + ": the failure record and status vs the pool"),
+    "a50151cece": (GAP, _REGISTER_FAILS),
+    "fdffa23055": (GAP, _REGISTER_FAILS),
+    "9aee506bc8": (GAP, _REGISTER_FAILS),
+    "4eeb1087c8": (GAP, _SEND_WITHOUT_INIT),
+    "894a4f12da": (GAP, _SEND_WITHOUT_INIT),
+    "bc9cef5578": (GAP, _SEND_WITHOUT_INIT),
+    "5505172cdc": (GAP, _SEND_WITHOUT_INIT + "; here the mutant raises TypeError"),
+    "5241adac8c": (GAP, _INIT_TIME_EARLY),
+    "12ba4244c8": (EQ, _INDEPENDENT + ": the pool vs the failure record and `conclude_state`"),
+    "76f553a8cd": (GAP, _TIMEOUT_REASON),
+    "9c0e875a36": (GAP, _TIMEOUT_STATUS),
+    "82ae23ac1b": (GAP, _TIMEOUT_ABORT),
+    "dfc239bb71": (GAP, _TIMEOUT_LATCH),
+    "aa89b6e6fd": (GAP, _TIMEOUT_LATCH),
+    "870a253660": (GAP, _TIMEOUT_RECORD_EARLY),
+    "8e3298461e": (
         EQ,
         "the failure record and the Failed status are written by the polling thread, and the record "
         "is read only by `failure_exception()`, which that same thread calls after `poll()` returns",
     ),
-    "33dee3dd47": (EQ, _INDEPENDENT + ": the status table vs the pool"),
-    "ba4dfc82e6": (EQ, _INDEPENDENT + ": the pool vs the abort frames sent to the receiver's own infos"),
-    "b8e0b1dfcd": (
+    "fecd962c72": (EQ, _INDEPENDENT + ": the status table vs the pool"),
+    "a4e7acf143": (EQ, _INDEPENDENT + ": the pool vs the abort frames sent to the receiver's own infos"),
+    "352918302a": (
         EQ,
         _INDEPENDENT + ": `_send_abort_once` reads `abort_notified` and `bootstrap_infos` only",
     ),
     # hardened
-    "87453de2b7": (EQ, _BASE_INIT),
-    "63105bac18": (EQ, _BASE_INIT),
-    "01ef40b9ba": (EQ, _FIELDS),
-    "0eca973636": (EQ, _FIELDS),
-    "22cf18de6e": (EQ, _FIELDS),
-    "124827cef3": (EQ, _FIELDS),
-    "3e6cccb923": (EQ, _FIELDS),
-    "fcf3730ee0": (EQ, _FIELDS),
-    "9cdc511def": (EQ, _FIELDS),
-    "eb3dc9fa84": (EQ, _FIELDS),
-    "d82413a391": (EQ, _FIELDS),
-    "5d1492d2c9": (EQ, _FIELDS),
-    "71397a5884": (EQ, _FIELDS),
-    "9923fd19f2": (EQ, _FIELDS),
-    "72b235909a": (EQ, _FIELDS),
-    "52b9d04ab9": (EQ, _DONE_CALLBACK),
-    "e893c36c06": (EQ, _DONE_CALLBACK),
-    "5d9c7cb565": (EQ, _ATOMIC_POP),
-    "570a6f063c": (EQ, _ATOMIC_POP),
-    "223ef12ce9": (EQ, _ATOMIC_POP),
-    "b93173e184": (GAP, _RECORD_RACE),
-    "aca3313c30": (GAP, _RECORD_RACE),
-    "cd9cb9cdbc": (GAP, _RECORD_RACE),
-    "53fffd5d04": (GAP, _RECORD_RACE),
-    "3928a65c8a": (GAP, _CLEAR_VS_FAILURE),
-    "389830c688": (GAP, _CLEAR_VS_FAILURE),
-    "9562a4af31": (GAP, _CLEAR_VS_FAILURE),
-    "0bd15005a2": (GAP, _CLEAR_SPLIT),
-    "cc14ce08ad": (GAP, _CLEAR_SPLIT),
-    "fe6ff800db": (EQ, _DETACHED_DISCARD),
-    "5a70b56894": (GAP, _CLEANUP_LOCKS),
-    "afddbdd790": (GAP, _CLEANUP_LOCKS),
-    "fd4719cb3a": (GAP, _CLEANUP_LOCKS),
-    "226c115cfe": (GAP, _CLEANUP_LOCKS),
-    "2b4bb214e3": (GAP, _CLEANUP_LOCKS),
-    "fde4a1c21b": (GAP, _CLEANUP_LOCKS),
-    "4661eee95d": (GAP, _CLEANUP_LOCKS),
-    "a28ca0ca53": (GAP, _CLEANUP_LOCKS),
-    "75e6d83dd1": (GAP, _CLEANUP_LOCKS),
-    "74678befc5": (GAP, _CLEANUP_LOCKS),
-    "8abf476ce2": (GAP, _IS_NOT_SET),
-    "c8301e1287": (GAP, _PEER_GONE_LOCK),
-    "20499aa961": (GAP, _PEER_GONE_LOCK),
-    "11457ba3bf": (GAP, _PEER_GONE_ORDER),
-    "3c392376e7": (GAP, _POOL_RACE),
-    "a543610285": (GAP, _POOL_RACE),
-    "17a34fa0f0": (GAP, _POOL_RACE),
-    "facf378b25": (GAP, _TRACKER_POP_HARDENED),
-    "c98789722b": (EQ, _FORGET_SPLIT_HARDENED),
-    "19274b4255": (GAP, _TRACKER_POP_HARDENED),
-    "0742dc8a35": (GAP, _TRACKER_POP_HARDENED),
-    "9d684d3128": (GAP, _DISCONNECT),
-    "95e4882de8": (EQ, _HOOK_ORDER),
-    "8d6c16c552": (GAP, _HEARTBEAT_PROBE),
-    "86149c858f": (GAP, _HEARTBEAT_PROBE),
-    "0ce720a328": (GAP, _HEARTBEAT_PROBE),
-    "66782e3b92": (GAP, _HEARTBEAT_PROBE),
-    "cfcd02aa44": (GAP, _HEARTBEAT_PROBE),
-    "c09e99d425": (GAP, _STATE_BOUND),
-    "c62d893821": (GAP, _STATE_BOUND),
-    "a602f55d5e": (GAP, _STATE_BOUND),
-    "377a0efa61": (GAP, _STATE_BOUND),
-    "4c0a476ba9": (GAP, _STATE_BOUND),
-    "97e54e35a2": (GAP, _STATE_BOUND),
-    "a181e469f7": (GAP, _STATE_BOUND),
-    "7d46a644f9": (GAP, _STATE_BOUND),
-    "7464405735": (GAP, _STATE_BOUND),
-    "89a4c339a9": (GAP, _STATE_BOUND),
-    "e060bc2ee9": (GAP, _STATE_BOUND),
-    "479a9e36b3": (GAP, _STATE_BOUND),
-    "d8427b72cd": (GAP, _STATE_BOUND),
-    "fefb95b0ff": (GAP, _STATE_BOUND),
-    "366006549c": (GAP, _STATE_BOUND),
-    "96c6c21423": (GAP, _STATE_BOUND),
-    "fe2e58b403": (GAP, _STATE_BOUND),
-    "303b7cba39": (GAP, _FAILURE_RECORD_CLEAR),
-    "e4e0d29562": (GAP, _FAILURE_RECORD_CLEAR),
-    "5feb7f1926": (GAP, _FAILURE_RECORD_CLEAR),
-    "957b6bcb60": (GAP, _REASON_HARDENED),
-    "ab71eacca2": (GAP, _REASON_HARDENED),
-    "c858b15091": (GAP, _REASON_HARDENED),
-    "58612cfc79": (GAP, _REASON_HARDENED),
-    "3bf4e84a51": (GAP, _REASON_HARDENED),
-    "491b4170a7": (GAP, _REUSE_NO_CLEAR),
-    "9bd81d0a46": (GAP, _REUSE_NO_CLEAR),
-    "35e9f7542f": (GAP, _REUSE_NO_CLEAR),
-    "80763fc25c": (GAP, _REUSE_NO_CLEAR),
-    "6c007d63fa": (GAP, _REUSE_NO_CLEAR),
-    "202b092bad": (GAP, _OPEN_ORDER),
-    "c6d6004611": (EQ, _ORDER_CLEAR),
-    "3c38790d58": (EQ, _ORDER_CLEAR),
-    "f9568e2878": (EQ, _ORDER_CLEAR),
-    "db64986616": (EQ, _ORDER_CLEAR),
-    "cce93a3042": (EQ, _ABSENT_RETURNS),
-    "3aea30b1f3": (EQ, _ABSENT_RETURNS),
-    "92a68d7b20": (EQ, _WEAK_RECEIVERS),
-    "5e6c6b68c9": (EQ, _INIT_ORDER_HARDENED),
-    "c81616f7ce": (EQ, _INIT_ORDER_HARDENED),
-    "4c6f5e79e7": (GAP, _INVALIDATE_RACE),
-    "205cadb7a2": (GAP, _INVALIDATE_RACE),
-    "d5684126ff": (GAP, _SETDEFAULT_RACE),
-    "1de4d38a7d": (GAP, _SETDEFAULT_RACE),
-    "75bdabc429": (GAP, _SOCK_LOCK),
-    "dbbe2b7944": (GAP, _SOCK_LOCK),
-    "58f13dbf6f": (GAP, _IS_EQ),
-    "cb7e15b679": (EQ, _ALWAYS_SET_FIRST),
-    "7374d8dd9f": (EQ, _ALWAYS_SET_FIRST),
-    "3cf122df54": (EQ, _ENTRIES_CLEAR),
-    "0909fc3ed1": (EQ, _ENTRIES_CLEAR),
-    "b66e514da3": (EQ, _ENTRY_BEFORE_REGISTER),
-    "a005800637": (EQ, _ENTRY_BEFORE_REGISTER),
-    "75fca25ecd": (EQ, _ENTRY_BEFORE_REGISTER),
-    "556551cebd": (GAP, _ADOPTED),
-    "8d63bde223": (GAP, _ADOPTED),
-    "62d89dd0f4": (GAP, _ADOPTED),
-    "6843dadea8": (GAP, _MULTI_CP),
-    "8b87527b41": (GAP, _MULTI_CP),
-    "602151cf87": (GAP, _MULTI_CP),
-    "d3d943ede9": (GAP, _MULTI_CP),
-    "630ffb34bf": (GAP, _MULTI_CP),
-    "4bd23bdd18": (GAP, _MULTI_CP),
-    "bc2de92500": (GAP, _MULTI_CP),
-    "8d8db22743": (GAP, _MULTI_CP),
-    "e4f31562f5": (GAP, _MULTI_CP),
-    "79d8832a73": (GAP, _WAIT_GIVE_UP),
-    "0e507b2cfe": (GAP, _WAIT_GIVE_UP),
-    "b6c20454dc": (GAP, _WAIT_GIVE_UP),
-    "f93f7291f0": (GAP, _WAIT_GIVE_UP),
-    "9e8f33f67e": (GAP, _TIMEOUT_HARDENED),
-    "fd759b8ba9": (GAP, _TIMEOUT_HARDENED),
-    "32ea14f2f5": (GAP, _TIMEOUT_HARDENED),
-    "e09136bb59": (GAP, _TIMEOUT_HARDENED),
-    "3a7a8f0ded": (GAP, _TIMEOUT_HARDENED),
-    "30bbb48b63": (GAP, _TIMEOUT_HARDENED),
-    "1abe7c4b47": (GAP, _TIMEOUT_HARDENED),
-    "5f17eb352a": (GAP, _TIMEOUT_HARDENED),
-    "77acf98c50": (GAP, _TIMEOUT_HARDENED),
-    "a7cb7143c2": (GAP, _RESEND),
-    "e9450aee30": (GAP, _RESEND),
-    "45ad5804bf": (GAP, _RESEND),
-    "e8e4753f71": (GAP, _RESEND),
-    "cea89f2b75": (GAP, _RESEND),
-    "b003e3015c": (GAP, _RESEND),
-    "73a7c1cd14": (GAP, _RESEND),
-    "b6435b5be0": (GAP, _RESEND),
-    "bb4527c86c": (GAP, _RESEND),
-    "6c5ba7d770": (GAP, _RESEND),
-    "38357884b1": (GAP, _RESEND),
-    "d948dfd193": (GAP, _RESEND),
-    "f4b988426d": (GAP, _RESEND),
-    "e0fa0f9488": (GAP, _RESEND),
-    "343a34116f": (GAP, _RESEND),
-    "a6bdadea96": (GAP, _RESEND),
-    "78f11da5c2": (GAP, _RESEND),
-    "13f28d8707": (GAP, _RESEND),
-    "59b4e39a28": (GAP, _RESEND),
-    "d367995d8f": (GAP, _RESEND),
-    "225d5fc785": (GAP, _RESEND),
-    "3ddbaf9f25": (GAP, _RESEND),
-    "f3112f258c": (GAP, _RESEND),
-    "494af21075": (GAP, _RESEND),
-    "b3ebdf8d23": (GAP, _RESEND),
-    "e285d574ed": (GAP, _RESEND),
-    "19ebcb1046": (GAP, _RESEND),
-    "b4c04f0a64": (GAP, _RESEND),
-    "d4187e4666": (GAP, _RESEND_UNDECIDED),
-    "073e34a03f": (GAP, _RESEND_UNDECIDED),
-    "df5d5a46d0": (GAP, _RESEND_UNDECIDED),
-    "b7b4d177ad": (GAP, _WAIT),
-    "62a553e9c9": (GAP, _WAIT),
-    "2574997e10": (GAP, _WAIT),
-    "6fe1c59d74": (GAP, _WAIT),
-    "e7ac93dd8c": (GAP, _WAIT),
-    "965ca0f4ea": (GAP, _WAIT),
-    "da2611d6c2": (GAP, _WAIT),
-    "fa759f630a": (GAP, _WAIT),
-    "6356a17042": (GAP, _WAIT),
-    "ac59a78e51": (GAP, _WAIT),
-    "ce3c989d78": (GAP, _WAIT),
-    "e4672044cb": (GAP, _WAIT),
-    "9dfa2e5bff": (GAP, _WAIT),
-    "ebe4b6627d": (GAP, _WAIT),
-    "5fd68fcf02": (GAP, _WAIT),
-    "344cde53fc": (GAP, _WAIT),
-    "c989357dd4": (GAP, _BACKOFF),
-    "0cf6b571f3": (GAP, _BACKOFF),
-    "b2ea54b3ab": (GAP, _BACKOFF),
-    "27ebf7f5be": (GAP, _BACKOFF),
-    "af8ffc7984": (GAP, _BACKOFF),
-    "d9c0a5c6f8": (GAP, _BACKOFF),
-    "200d1a2ee1": (GAP, _BACKOFF),
-    "8beb8c6ff5": (GAP, _DEFER),
-    "74bf20266c": (GAP, _DEFER),
-    "8562fb66ed": (GAP, _DEFER),
-    "c990401f70": (GAP, _DEFER),
-    "48ff79e3cf": (GAP, _DEFER),
-    "a3a1e7bbc6": (GAP, _SEND_WITHOUT_INIT_HARDENED),
-    "ffe8168eca": (GAP, _SEND_WITHOUT_INIT_HARDENED),
-    "cefd7fefc7": (GAP, _SEND_WITHOUT_INIT_HARDENED),
-    "4f8a31e058": (GAP, _SEND_AFTER_FAILED_INIT),
-    "26342c987e": (GAP, _INIT_TIME_EARLY),
-    "ffa667b08c": (EQ, _JUST_SENT),
-    "c47098d4fa": (GAP, _ABORT_HARDENED),
-    "3cbcf85ece": (GAP, _ABORT_HARDENED),
-    "b84e3bd0a1": (GAP, _ABORT_HARDENED),
-    "308edb0f6e": (GAP, _ABORT_HARDENED),
-    "b771601c1c": (GAP, _ABORT_HARDENED),
-    "fe62df4564": (GAP, _FAILURE_EXC),
-    "25675e9ce2": (GAP, _FAILURE_EXC),
-    "3e873f6ea5": (
+    "85e7d7312d": (EQ, _BASE_INIT),
+    "2848169a33": (EQ, _BASE_INIT),
+    "122a0b50c9": (EQ, _FIELDS),
+    "c68fb8208b": (EQ, _FIELDS),
+    "2c419bec70": (EQ, _FIELDS),
+    "8b639eed9f": (EQ, _FIELDS),
+    "15ffa3a105": (EQ, _FIELDS),
+    "efb598f7e3": (EQ, _FIELDS),
+    "6f28b920da": (EQ, _FIELDS),
+    "1fa4181e86": (EQ, _FIELDS),
+    "f228cfc5b7": (EQ, _FIELDS),
+    "5318c613f7": (EQ, _FIELDS),
+    "1c0e1315a9": (EQ, _FIELDS),
+    "cc06ab1113": (EQ, _FIELDS),
+    "6b61a51fa3": (EQ, _FIELDS),
+    "3baf591e61": (EQ, _FIELDS),
+    "70e52dd1e3": (EQ, _FIELDS),
+    "a14ed7e653": (EQ, _FIELDS),
+    "1fdcbeba4b": (EQ, _FIELDS),
+    "5ef9018037": (EQ, _DONE_CALLBACK),
+    "a94eeb4209": (EQ, _DONE_CALLBACK),
+    "3d8ab5f1dc": (EQ, _ATOMIC_POP),
+    "aa8c6c9480": (EQ, _ATOMIC_POP),
+    "bf5e48f0a6": (EQ, _ATOMIC_POP),
+    "ba1bcf04ac": (EQ, _ATOMIC_POP),
+    "1701f43f96": (GAP, _RECORD_RACE),
+    "535def0c63": (GAP, _RECORD_RACE),
+    "a099ded309": (GAP, _RECORD_RACE),
+    "990c8ce6cb": (GAP, _RECORD_RACE),
+    "7afb9ffccf": (GAP, _RECORD_RACE),
+    "0b11682c9b": (GAP, _RECORD_RACE),
+    "4970211fc5": (GAP, _CLEAR_VS_FAILURE),
+    "1fff70f924": (GAP, _CLEAR_VS_FAILURE),
+    "8f3b70f5ff": (GAP, _CLEAR_VS_FAILURE),
+    "2721534c5a": (GAP, _CLEAR_VS_FAILURE),
+    "b7817835e1": (GAP, _CLEAR_VS_FAILURE),
+    "91e37f7755": (GAP, _CLEAR_VS_FAILURE),
+    "70dc2f697a": (GAP, _CLEAR_SPLIT),
+    "4d1cfe295c": (GAP, _CLEAR_SPLIT),
+    "64a9220387": (GAP, _CLEAR_SPLIT),
+    "0ae68d018e": (GAP, _CLEAR_SPLIT),
+    "2244795280": (EQ, _DETACHED_DISCARD),
+    "7e84555998": (EQ, _DETACHED_DISCARD),
+    "46969165be": (GAP, _CLEANUP_LOCKS),
+    "4920a64bda": (GAP, _CLEANUP_LOCKS),
+    "a2266e8712": (GAP, _CLEANUP_LOCKS),
+    "8aa2e69219": (GAP, _CLEANUP_LOCKS),
+    "f307c2dc9e": (GAP, _CLEANUP_LOCKS),
+    "89823c605f": (GAP, _CLEANUP_LOCKS),
+    "06d4749b1d": (GAP, _CLEANUP_LOCKS),
+    "18a9341b33": (GAP, _CLEANUP_LOCKS),
+    "625e5d4cf0": (GAP, _CLEANUP_LOCKS),
+    "37bf596cdc": (GAP, _CLEANUP_LOCKS),
+    "7b3ed69b5d": (GAP, _IS_NOT_SET),
+    "484c3eeed4": (GAP, _PEER_GONE_LOCK),
+    "5091311105": (GAP, _PEER_GONE_LOCK),
+    "59a31b1bfb": (GAP, _PEER_GONE_ORDER),
+    "c9db4da00f": (GAP, _POOL_RACE),
+    "1eacac6e42": (GAP, _POOL_RACE),
+    "f7ad5f4cc0": (GAP, _POOL_RACE),
+    "27927609c8": (GAP, _POOL_RACE),
+    "c63bc8c99f": (GAP, _POOL_RACE),
+    "b128b57678": (GAP, _POOL_RACE),
+    "123661f657": (GAP, _TRACKER_POP_HARDENED),
+    "3926e7e7b0": (GAP, _TRACKER_POP_HARDENED),
+    "c56cfa128e": (EQ, _FORGET_SPLIT_HARDENED),
+    "77dd980d24": (EQ, _FORGET_SPLIT_HARDENED),
+    "d30acafeb2": (GAP, _TRACKER_POP_HARDENED),
+    "14f41e2a00": (GAP, _TRACKER_POP_HARDENED),
+    "ec3a79ade6": (GAP, _TRACKER_POP_HARDENED),
+    "68442ead98": (GAP, _TRACKER_POP_HARDENED),
+    "26f5b48bcb": (GAP, _DISCONNECT),
+    "99bd26e680": (GAP, _DISCONNECT),
+    "12f7c11517": (EQ, _HOOK_ORDER),
+    "b640be9456": (EQ, _HOOK_ORDER),
+    "cce4085f07": (GAP, _HEARTBEAT_PROBE),
+    "5013113f69": (GAP, _HEARTBEAT_PROBE),
+    "e32cad68f8": (GAP, _HEARTBEAT_PROBE),
+    "6dde28a899": (GAP, _HEARTBEAT_PROBE),
+    "05fbe4ff87": (GAP, _HEARTBEAT_PROBE),
+    "5a40e73215": (GAP, _HEARTBEAT_PROBE),
+    "b6979cd0f3": (GAP, _STATE_BOUND),
+    "0a6ea01300": (GAP, _STATE_BOUND),
+    "b915323d06": (GAP, _STATE_BOUND),
+    "6a5616875a": (GAP, _STATE_BOUND),
+    "48ce93a001": (GAP, _STATE_BOUND),
+    "34a0e09f62": (GAP, _STATE_BOUND),
+    "58517336dc": (GAP, _STATE_BOUND),
+    "7a6de9e6e1": (GAP, _STATE_BOUND),
+    "c072b79a26": (GAP, _STATE_BOUND),
+    "8e44a6b3ad": (GAP, _STATE_BOUND),
+    "1cbd7965d5": (GAP, _STATE_BOUND),
+    "b406707fbb": (GAP, _STATE_BOUND),
+    "1be44396b1": (GAP, _STATE_BOUND),
+    "ba2beed0a5": (GAP, _STATE_BOUND),
+    "d4eed3a1f2": (GAP, _STATE_BOUND),
+    "5827883781": (GAP, _STATE_BOUND),
+    "221a3b487c": (GAP, _STATE_BOUND),
+    "916004bd6f": (GAP, _STATE_BOUND),
+    "ea098ceda9": (GAP, _STATE_BOUND),
+    "d836f770d2": (GAP, _STATE_BOUND),
+    "6aba82eade": (GAP, _STATE_BOUND),
+    "0373acdbb5": (GAP, _STATE_BOUND),
+    "c9956f0408": (GAP, _STATE_BOUND),
+    "1f6c3e29a3": (GAP, _STATE_BOUND),
+    "f18bfc59d5": (GAP, _STATE_BOUND),
+    "37f282f0a1": (GAP, _STATE_BOUND),
+    "c9fa773d89": (GAP, _STATE_BOUND),
+    "08a88a668e": (GAP, _FAILURE_RECORD_CLEAR),
+    "5081005ef2": (GAP, _FAILURE_RECORD_CLEAR),
+    "d2ece83cc2": (GAP, _FAILURE_RECORD_CLEAR),
+    "d4e7736a87": (GAP, _FAILURE_RECORD_CLEAR),
+    "ff74892598": (GAP, _FAILURE_RECORD_CLEAR),
+    "d1405e641c": (GAP, _FAILURE_RECORD_CLEAR),
+    "d59acfba02": (GAP, _REASON_HARDENED),
+    "288f52bdc7": (GAP, _REASON_HARDENED),
+    "5c93c71335": (GAP, _REASON_HARDENED),
+    "3f3ab47d6f": (GAP, _REASON_HARDENED),
+    "b1f38e7144": (GAP, _REASON_HARDENED),
+    "eff95cbcdd": (GAP, _REUSE_NO_CLEAR),
+    "37c1629dd2": (GAP, _REUSE_NO_CLEAR),
+    "e0061e15db": (GAP, _REUSE_NO_CLEAR),
+    "81ceb3cf25": (GAP, _REUSE_NO_CLEAR),
+    "505fff5009": (GAP, _REUSE_NO_CLEAR),
+    "b53559cf0a": (GAP, _REUSE_NO_CLEAR),
+    "aea4c9d287": (GAP, _REUSE_NO_CLEAR),
+    "2388b2f082": (GAP, _REUSE_NO_CLEAR),
+    "14133f2c4f": (GAP, _REUSE_NO_CLEAR),
+    "374cde205c": (GAP, _REUSE_NO_CLEAR),
+    "7d6e5df3aa": (GAP, _OPEN_ORDER),
+    "bfedaee587": (GAP, _OPEN_ORDER),
+    "7f0778ad67": (EQ, _ORDER_CLEAR),
+    "a610dbe730": (EQ, _ORDER_CLEAR),
+    "9b406dd3d3": (EQ, _ORDER_CLEAR),
+    "4d8cf080fa": (EQ, _ORDER_CLEAR),
+    "926ac5d2e6": (EQ, _ORDER_CLEAR),
+    "886877db6f": (EQ, _ORDER_CLEAR),
+    "09fd87301c": (EQ, _ORDER_CLEAR),
+    "46adca2553": (EQ, _ABSENT_RETURNS),
+    "33023f0419": (EQ, _ABSENT_RETURNS),
+    "108a9d078d": (EQ, _WEAK_RECEIVERS),
+    "52d431a304": (EQ, _WEAK_RECEIVERS),
+    "1480d64f29": (EQ, _INIT_ORDER_HARDENED),
+    "0916cba5b0": (EQ, _INIT_ORDER_HARDENED),
+    "6f9621c2c8": (EQ, _INIT_ORDER_HARDENED),
+    "7eca30034c": (GAP, _INVALIDATE_RACE),
+    "02b487d1ab": (GAP, _INVALIDATE_RACE),
+    "3a75adb3e8": (GAP, _SETDEFAULT_RACE),
+    "62d7f0bb16": (GAP, _SETDEFAULT_RACE),
+    "489aed8689": (GAP, _SOCK_LOCK),
+    "ea6f48d3ec": (GAP, _SOCK_LOCK),
+    "39da82d997": (GAP, _IS_EQ),
+    "4bce003fa1": (EQ, _ALWAYS_SET_FIRST),
+    "1223da8580": (EQ, _ENTRIES_CLEAR),
+    "4d8ed70931": (EQ, _ENTRIES_CLEAR),
+    "faa74b7f2f": (EQ, _ENTRY_BEFORE_REGISTER),
+    "2b30cffa9c": (EQ, _ENTRY_BEFORE_REGISTER),
+    "3235a77c1b": (EQ, _ENTRY_BEFORE_REGISTER),
+    "3d87e47dd1": (GAP, _ADOPTED),
+    "89dce84607": (GAP, _ADOPTED),
+    "d8388ff043": (GAP, _ADOPTED),
+    "83ea35567e": (GAP, _MULTI_CP),
+    "13485e44ad": (GAP, _MULTI_CP),
+    "3adee5b362": (GAP, _MULTI_CP),
+    "86363a7f22": (GAP, _MULTI_CP),
+    "cebe04120f": (GAP, _MULTI_CP),
+    "072a3bc1a4": (GAP, _MULTI_CP),
+    "6264812a3b": (GAP, _MULTI_CP),
+    "02e119b3ac": (GAP, _MULTI_CP),
+    "22763397bc": (GAP, _MULTI_CP),
+    "9fe352b4a7": (GAP, _WAIT_GIVE_UP),
+    "eb4afd0ca7": (GAP, _WAIT_GIVE_UP),
+    "c09980859f": (GAP, _WAIT_GIVE_UP),
+    "e8acfe37aa": (GAP, _WAIT_GIVE_UP),
+    "f7fdd5d9e6": (GAP, _TIMEOUT_HARDENED),
+    "263c055970": (GAP, _TIMEOUT_HARDENED),
+    "ac20864c31": (GAP, _TIMEOUT_HARDENED),
+    "3a4f993039": (GAP, _TIMEOUT_HARDENED),
+    "418cfe9f5c": (GAP, _TIMEOUT_HARDENED),
+    "83255b7e9d": (GAP, _TIMEOUT_HARDENED),
+    "f2358348a0": (GAP, _TIMEOUT_HARDENED),
+    "a485be9608": (GAP, _TIMEOUT_HARDENED),
+    "5414280005": (GAP, _TIMEOUT_HARDENED),
+    "ae136f03cc": (GAP, _RESEND),
+    "8ec4cf18fa": (GAP, _RESEND),
+    "89ca1ff61a": (GAP, _RESEND),
+    "afcc260b02": (GAP, _RESEND),
+    "622ee954b2": (GAP, _RESEND),
+    "881e889ee6": (GAP, _RESEND),
+    "61b0862c11": (GAP, _RESEND),
+    "b1161c0643": (GAP, _RESEND),
+    "e543feece5": (GAP, _RESEND),
+    "67c49b5577": (GAP, _RESEND),
+    "e771974caf": (GAP, _RESEND),
+    "e3c468b679": (GAP, _RESEND),
+    "93f951e585": (GAP, _RESEND),
+    "175bd7fcac": (GAP, _RESEND),
+    "5f16ba9e7c": (GAP, _RESEND),
+    "8dfa86531d": (GAP, _RESEND),
+    "5c627a2b32": (GAP, _RESEND),
+    "3a277e0ba3": (GAP, _RESEND),
+    "e219ed0835": (GAP, _RESEND),
+    "455f2a1fda": (GAP, _RESEND),
+    "bca2445fef": (GAP, _RESEND),
+    "525b0e2335": (GAP, _RESEND),
+    "85dd8464ba": (GAP, _RESEND),
+    "9aa09a2c1b": (GAP, _RESEND),
+    "c3271a3d0c": (GAP, _RESEND),
+    "0ee2ce04ef": (GAP, _RESEND),
+    "53492d7b92": (GAP, _RESEND_UNDECIDED),
+    "782826c861": (GAP, _RESEND_UNDECIDED),
+    "053ae61f2a": (GAP, _WAIT),
+    "cad2e1681f": (GAP, _WAIT),
+    "7bc2de0ae7": (GAP, _WAIT),
+    "1f35840737": (GAP, _WAIT),
+    "fb912a99fd": (GAP, _WAIT),
+    "13aa56173e": (GAP, _WAIT),
+    "7271c4ffcf": (GAP, _WAIT),
+    "d796d2273d": (GAP, _WAIT),
+    "41477b1bbd": (GAP, _WAIT),
+    "4a97171a49": (GAP, _WAIT),
+    "a1d81ca9cd": (GAP, _WAIT),
+    "1a65504960": (GAP, _WAIT),
+    "a4604413cf": (GAP, _WAIT),
+    "468fc492d2": (GAP, _WAIT),
+    "d604b91e91": (GAP, _WAIT),
+    "272800adb6": (GAP, _WAIT),
+    "5ededeb0a7": (GAP, _BACKOFF),
+    "4d851f89be": (GAP, _BACKOFF),
+    "fe361cd99a": (GAP, _BACKOFF),
+    "9badc40328": (GAP, _BACKOFF),
+    "81f91e6259": (GAP, _BACKOFF),
+    "c891da30af": (GAP, _BACKOFF),
+    "08dcba9a97": (GAP, _BACKOFF),
+    "32a38fbb11": (GAP, _DEFER),
+    "4819a70c77": (GAP, _DEFER),
+    "9115af399f": (GAP, _DEFER),
+    "41abdd4af2": (GAP, _DEFER),
+    "8278d9900f": (GAP, _DEFER),
+    "ffb6cd5777": (GAP, _SEND_WITHOUT_INIT_HARDENED),
+    "db9e14bb6a": (GAP, _SEND_WITHOUT_INIT_HARDENED),
+    "5caa51eb14": (GAP, _SEND_WITHOUT_INIT_HARDENED),
+    "6972ccf528": (GAP, _SEND_AFTER_FAILED_INIT),
+    "e0cda5583d": (GAP, _INIT_TIME_EARLY),
+    "498f9caf6d": (EQ, _JUST_SENT),
+    "926640cb69": (GAP, _ABORT_HARDENED),
+    "66894d4fde": (GAP, _ABORT_HARDENED),
+    "95da7beef3": (GAP, _ABORT_HARDENED),
+    "a36869b77d": (GAP, _ABORT_HARDENED),
+    "f829eb1d16": (GAP, _FAILURE_EXC),
+    "a2f3aeccdc": (GAP, _FAILURE_EXC),
+    "ab4d171568": (
         EQ,
         _INDEPENDENT + ": `failure_records` under its lock vs the tracker under `connection_lock`",
     ),
-    "27804b8d2b": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
-    "0699d5ac2f": (
-        GAP,
-        "the stale sockets are dropped after the rooms are failed, not before: the mock network calls "
-        "`_on_peer_gone` on a peer's `unbind` only while a socket to it is cached, so a peer death "
-        "that falls inside the rooms loop now flags its waiting receivers (those of rooms tracked "
-        "after the snapshot, too) where the unmutated order would not. A DPOR exploration of a node "
-        "failure against the peer's unbind and a receiver's poll (not in the default run at this "
-        "commit)",
+    "7991cfccb3": (
+        EQ,
+        _INDEPENDENT + ": `failure_records` under its lock vs the tracker under `connection_lock`",
     ),
-    "ca1e278cef": (EQ, _INDEPENDENT + ": appending the error vs logging it"),
-    "f79b0c5c02": (
+    "b907aa6851": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
+    "6628e10ebe": (EQ, _INDEPENDENT + ": the pool and info table vs the tracker, both under the lock"),
+    "700f7541a5": (GAP, _DISCONNECT_LATE),
+    "b8e09de619": (GAP, _DISCONNECT_LATE),
+    "0c2dd163e8": (EQ, _INDEPENDENT + ": appending the error vs logging it"),
+    "ce2d19979e": (
         EQ,
         _INDEPENDENT + ": `failure_records` vs `prefill_response_tracker`, both before the room opens",
     ),
-    "0bc92bcfa3": (
+    "b3d80cfbd2": (
+        EQ,
+        _INDEPENDENT + ": `failure_records` vs `prefill_response_tracker`, both before the room opens",
+    ),
+    "105322704e": (
         EQ,
         _INDEPENDENT + ": `prefill_response_tracker` vs `awaiting_transfer`, both before the room opens",
     ),
-    "06a2a82cb1": (
+    "490ea48892": (
+        EQ,
+        _INDEPENDENT + ": `prefill_response_tracker` vs `awaiting_transfer`, both before the room opens",
+    ),
+    "9e233b1cfb": (
         EQ,
         (
             "`awaiting_transfer` loses the room after, not before, `room_lifecycle` names the new "
@@ -657,16 +733,15 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
             "only act when they own the room, which the old request no longer does at either point"
         ),
     ),
-    "1c1470eaf4": (EQ, _HOOK_ORDER),
-    "d235271d53": (EQ, _HOOK_ORDER),
-    "eebad5001a": (
+    "f1ee901129": (EQ, _HOOK_ORDER),
+    "3767bb6a25": (
         EQ,
         (
             "`addr_to_rooms_tracker.get(None)` returns None without inserting (a defaultdict's `get` "
             "never creates), and the guard then returns as before"
         ),
     ),
-    "786aeb4788": (
+    "22bb1c2202": (
         GAP,
         (
             "the discard now runs before the is-it-still-ours test: with no tracker set left for the "
@@ -674,7 +749,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
             " cleanup runs after a failure popped the set and nothing re-tracked the address"
         ),
     ),
-    "9bdcbe3401": (
+    "5036f5f58b": (
         EQ,
         (
             "`lost_peer` is set after, not before, the receiver is published in `receivers`; "
@@ -682,21 +757,21 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
             "`init_time`, set later by `send_metadata`"
         ),
     ),
-    "45925c4a1a": (
+    "217484f14f": (
         EQ,
         (
             "on the failure path `bootstrap_infos` becomes None before `_fail_fetch` sets it to None; "
             "the `if` does not read it"
         ),
     ),
-    "e52b7a0fdb": (EQ, _INDEPENDENT),
-    "2729dc9e88": (EQ, _INDEPENDENT),
-    "277a2ef371": (
+    "c460e15a98": (EQ, _INDEPENDENT),
+    "d4be257ead": (EQ, _INDEPENDENT),
+    "6c5ee90c05": (
         EQ,
         _INDEPENDENT + ": `invalidate_cached_bootstrap_infos` reads the entries, not `bootstrap_infos`",
     ),
-    "dfb0a97dbf": (EQ, _INDEPENDENT + ": the failure record and status vs the pool"),
-    "ae33dd9505": (
+    "f15bc80677": (EQ, _INDEPENDENT + ": the failure record and status vs the pool"),
+    "c4489530ec": (
         EQ,
         (
             "the failure record and the Failed status are written by the polling thread, and the record"
@@ -704,91 +779,38 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
             "returns"
         ),
     ),
-    "a6e374e9a6": (EQ, _INDEPENDENT + ": the status table vs the pool"),
-    "dc7cfcd678": (EQ, _INDEPENDENT + ": the pool vs the abort frames sent to the receiver's own infos"),
-    "00b0eec3d1": (
+    "4d40e07622": (EQ, _INDEPENDENT + ": the status table vs the pool"),
+    "6e53e544bb": (EQ, _INDEPENDENT + ": the pool vs the abort frames sent to the receiver's own infos"),
+    "f7dd3106a4": (
         EQ,
         _INDEPENDENT + ": `_send_abort_once` reads `abort_notified` and `bootstrap_infos` only",
     ),
-    "a9d7b6f1e9": (
+    "a0ad239796": (
         EQ,
         "`_owns_room()` does not read `conclude_state`, and `super().abort()` latches the same Failed",
     ),
-    "ad2baedc56": (EQ, _INDEPENDENT + ": taking the reason vs latching `conclude_state`"),
-    "71a468a99c": (
+    "b9f41a6943": (EQ, _INDEPENDENT + ": taking the reason vs latching `conclude_state`"),
+    "475c351a42": (
         EQ,
         (
             "`clear()` (the ownership test, the manager's and the receiver's tables) never reads "
             "`conclude_state`"
         ),
     ),
-    "78490229ed": (EQ, _INDEPENDENT + ": the pool vs `prefill_response_tracker`"),
-    "7045782c7a": (EQ, _INDEPENDENT),
-    "d105f32947": (EQ, _INDEPENDENT),
-    "b874d0f5fb": (EQ, _INDEPENDENT + ": `now` is read after both"),
-    "4196432aef": (EQ, _INDEPENDENT + ": `_prefill_missing_since`/`_retry_ceiling` vs `_jitter`"),
+    "847d7a5ea4": (EQ, _INDEPENDENT + ": the pool vs `prefill_response_tracker`"),
+    "e31b841c81": (EQ, _INDEPENDENT),
+    "3be1984dbb": (EQ, _INDEPENDENT),
+    "e429ff18ff": (EQ, _INDEPENDENT + ": `now` is read after both"),
+    "5dbfab32f6": (EQ, _INDEPENDENT + ": `_prefill_missing_since`/`_retry_ceiling` vs `_jitter`"),
 }
 
-
-# Census judgments carried to the same edit after the file changed (report.py): a function
-# unchanged since the census keeps its judgment unless listed here (a reader elsewhere
-# changed); a changed function keeps it only if listed in RE_READ, re-read after the change.
-NOT_CARRIED: dict[str, str] = {
-    "7374d8dd9f": (
-        "`_hold_pages_in_doubt` (late-kv-write) now reads `_sent_indices` in `clear()`, also for a request "
-        "that never sent its metadata"
-    ),
-}
-RE_READ: dict[tuple[str, str, str], str] = {
-    ("hardened", "manager.py", "KVManager.__init__"): "new fields for late-kv-write and bootstrap-partition",
-    ("hardened", "manager.py", "KVManager._open_lifecycle"): "`answers.pop(room)` added",
-    ("hardened", "manager.py", "KVManager.clear"): "`answers.pop(room)` added",
-    ("hardened", "manager.py", "KVManager._handle_node_failure"): "a bootstrap-partition guard at the top",
-}
-
-# Survivors of the run at abac2c5 that make the same edit (the same diff, line numbers aside)
-# as a census survivor in a file that changed since: key -> census key (report.py applies the
-# NOT_CARRIED / RE_READ rules to them too).
-SAME_EDIT: dict[str, str] = {
-    "dd99278dbd": "5a70b56894",
-    "44a0a094ba": "afddbdd790",
-    "e6c9d6e847": "3aea30b1f3",
-    "e6c7cf842a": "80763fc25c",
-    "c76afd477e": "6c007d63fa",
-    "895bc13b24": "c858b15091",
-    "b9442f965c": "58612cfc79",
-    "86e6a7b1ca": "5feb7f1926",
-    "de0c35ea91": "7464405735",
-    "0a78d6d29f": "89a4c339a9",
-    "d8a9b9c6c7": "fefb95b0ff",
-    "cc2c4611e3": "366006549c",
-    "299e64a619": "b003e3015c",
-    "d00942498e": "73a7c1cd14",
-    "95bdea4998": "66782e3b92",
-    "beff0c6024": "6843dadea8",
-    "d10bab0673": "602151cf87",
-    "1b462f2514": "d3d943ede9",
-    "547b6cab5b": "4bd23bdd18",
-    "d4253dc3a3": "bc2de92500",
-    "e728984db1": "8d8db22743",
-    "e6abbbf6df": "0e507b2cfe",
-    "02ea3e670b": "e4f31562f5",
-    "207381bbfa": "8562fb66ed",
-    "fc09b1f9e0": "cefd7fefc7",
-    "6236d28f3e": "965ca0f4ea",
-    "b4c521a7ce": "6356a17042",
-    "3ac19e834c": "ac59a78e51",
-    "2b9bd70ea7": "19ebcb1046",
-    "193df031a4": "5fd68fcf02",
-    "e2872b5446": "344cde53fc",
-}
 
 _HELD_LOCK = (
     "`held_pages` is iterated (`pages_in_doubt`), stored (`hold_pages`) and decremented "
     "(`_answer_for_held_pages`) under `_held_lock`; without it (or with the read-modify-write split) "
     "two ranks' late answers can lose a decrement, or a store can change the dict during the "
     "iteration (RuntimeError). A DPOR exploration of two late answers and a `pages_in_doubt` against "
-    "a held room (not in the default run at this commit)"
+    "a held room (late-kv-write's only check is its story, which calls them one at a time)"
 )
 _ANSWERS_REUSE = (
     "a reopened room starts with the previous request's answer count, so `_hold_pages_in_doubt` holds "
@@ -806,49 +828,143 @@ _RANKS_WINDOW = (
 _OPEN_ANSWERS_ORDER = (
     "the answer count is dropped while the room still awaits the previous request's transfers, so a late "
     "answer in between is counted for the new request. A DPOR exploration of a reopen against a late "
-    "transfer status (not in the default run at this commit)"
+    "transfer status (not in the default run at abac2c5)"
 )
 _ACCEPT_ORDER = (
     "acceptance is read before, not after, the held-pages check, which another thread's `clear` or reopen "
     "can change in between; undecided without a DPOR exploration of `accepts_transfer_status` against "
-    "`clear` (not in the default run at this commit)"
+    "`clear` (the default run has none)"
 )
 
 JUDGMENTS.update(
     {
-        "09d25901d5": (GAP, _HELD_LOCK),
-        "b97b6103d5": (GAP, _HELD_LOCK),
-        "061d84157b": (GAP, _HELD_LOCK),
-        "26d8f53cb8": (GAP, _HELD_LOCK),
-        "47efcd4731": (GAP, _HELD_LOCK),
-        "909c859b30": (GAP, _HELD_LOCK),
-        "ae0d088fb7": (GAP, _HELD_LOCK),
-        "47f24d2956": (GAP, _HELD_LOCK),
-        "71e6942852": (GAP, _RECORD_RACE),
-        "29723796b6": (GAP, _ANSWERS_REUSE),
-        "09a83e873f": (GAP, _ANSWERS_COUNT),
-        "9d47f45eac": (GAP, _ANSWERS_COUNT),
-        "2291adda43": (GAP, _STATE_BOUND),
-        "23722a87bd": (GAP, _STATE_BOUND),
-        "4e4c5df188": (GAP, _RANKS_WINDOW),
-        "408552b0aa": (GAP, _RANKS_WINDOW),
-        "bd87dbf474": (EQ, _INDEPENDENT),
-        "a201985b43": (EQ, _INDEPENDENT + ": `addr` is a local the guard does not read"),
-        "71c14bd690": (EQ, _FIELDS),
-        "9da9718626": (EQ, _FIELDS),
-        "c0dc320222": (EQ, _FIELDS),
-        "9decec66b9": (EQ, _FIELDS),
-        "042df918e0": (EQ, _FIELDS + " (`getattr` on the transport has no side effect)"),
-        "24a71b63e3": (GAP, _OPEN_ANSWERS_ORDER),
-        "5e3f63066b": (EQ, _INDEPENDENT + ": `accepts_transfer_status` does not read `room_lifecycle`"),
-        "8317bd5413": (GAP, _ACCEPT_ORDER),
-        "f25e175af6": (EQ, _INDEPENDENT),
-        "e62534ba12": (
+        "4ab4ecc9a3": (GAP, _HELD_LOCK),
+        "3ff3ae37db": (GAP, _HELD_LOCK),
+        "a41c6b0d93": (GAP, _HELD_LOCK),
+        "7c9c50dfdd": (GAP, _HELD_LOCK),
+        "702a58ea8c": (GAP, _HELD_LOCK),
+        "2e5c331ec9": (GAP, _HELD_LOCK),
+        "a6f464c923": (GAP, _HELD_LOCK),
+        "4ef3f73f87": (GAP, _HELD_LOCK),
+        "c501d65b70": (GAP, _RECORD_RACE),
+        "bdd1b4e790": (GAP, _ANSWERS_REUSE),
+        "2adf4e1036": (GAP, _ANSWERS_COUNT),
+        "4208f43803": (GAP, _ANSWERS_COUNT),
+        "9c00b54b97": (GAP, _STATE_BOUND),
+        "335893c26b": (GAP, _STATE_BOUND),
+        "4f5ccd3b97": (GAP, _RANKS_WINDOW),
+        "c55f447a33": (GAP, _RANKS_WINDOW),
+        "0817c5684a": (EQ, _INDEPENDENT),
+        "916fb5a3ce": (EQ, _INDEPENDENT + ": `addr` is a local the guard does not read"),
+        "1866957950": (EQ, _FIELDS),
+        "fd9bffb6e0": (EQ, _FIELDS),
+        "d5e737ffc6": (EQ, _FIELDS),
+        "ee57f9ea1b": (EQ, _FIELDS),
+        "91c09efdaf": (EQ, _FIELDS + " (`getattr` on the transport has no side effect)"),
+        "e99ad9e970": (GAP, _OPEN_ANSWERS_ORDER),
+        "f51bacd69b": (EQ, _INDEPENDENT + ": `accepts_transfer_status` does not read `room_lifecycle`"),
+        "e2d9c1e77d": (GAP, _ACCEPT_ORDER),
+        "7e0faa08a4": (EQ, _INDEPENDENT),
+        "617417456e": (
             EQ,
             "`clear` popped `request_status` first, so no transfer status is accepted (and counted) for "
             "the room in the window either order opens",
         ),
-        "7c6ec469a0": (EQ, _INDEPENDENT + ": `answers` vs `failure_records`"),
-        "f03090e706": (EQ, "`due` is a local computed from reads only; the guard then returns as before"),
+        "2987e70c9b": (EQ, _INDEPENDENT + ": `answers` vs `failure_records`"),
+        "b01d8dfff0": (EQ, "`due` is a local computed from reads only; the guard then returns as before"),
+    }
+)
+
+# Judged on the sample census at e3df7aa (RESULTS.md), the deep checks in the default run.
+_HELD_NOT_RELEASED = (
+    "late answers no longer release held pages (or no longer count down where more than one is due), "
+    "so a failed request's pages stay in doubt until HOLD_FOR expires although every rank answered: a "
+    "bounded hold, and late-kv-write's only check, its story, does not ask for the pages in doubt "
+    "after the answers. A late-kv-write check that, once every rank holding the metadata answered "
+    "late, `pages_in_doubt()` is empty"
+)
+_RELEASE_LATE = (
+    "`_release_expired_pages()` now follows the `return`, so `pages_in_doubt()` no longer lets go of "
+    "expired holds itself: it names pages whose HOLD_FOR passed until the next status or heartbeat "
+    "probe releases them. A late-kv-write check that asks for the pages in doubt once HOLD_FOR has "
+    "passed, with no status or probe in between"
+)
+_RELEASE_ORDER = (
+    "the expired holds are let go after, not before, the held-pages check: for a room whose hold "
+    "expired the call returns False either way (a held room is not awaiting a transfer, so it is not "
+    "accepted) and counts nothing; the expired entry it decrements instead of dropping is dropped by "
+    "the next release, which every other reader (`pages_in_doubt`, the probe, the next status) runs "
+    "first"
+)
+_CLEANUP_FIRST = (
+    "mori's cleanup no longer discards the finished room (or pops the emptied set), so the room stays "
+    "in its prefill's tracker set until that prefill fails. Unseen: in the simulation the scheduler's "
+    "`clear()`, which pops the address and discards the room itself, always runs before the cleanup, "
+    "which then stops at its first step; stale-tracker's story and exploration run the cleanup where "
+    "a failure replaced the set, where it returns anyway. A stale-tracker check that runs a finished "
+    "room's cleanup before its `clear()` and finds the tracker without the room (the whole-state "
+    "bound would see it if the simulation's decode-status thread could run ahead of the scheduler)"
+)
+_RESEND_CLOCK = (
+    "after a peer loss the receiver keeps the dead generation and the first send's `init_time`: "
+    "while it waits for the successor, `poll` runs the waiting timeout from the first send, not from "
+    "the loss, and `sent_to` still names the dead ranks (a second rank's loss restarts the wait). "
+    "The simulation's `restart_in_flight` loses the peer right after the send, where the two clocks "
+    "agree. A restart-recovery check where the prefill dies half a waiting timeout after the send "
+    "and its successor registers within a waiting timeout of the loss: the request succeeds"
+)
+_RESEND_TRACKER = (
+    "the dead prefill's Success answers stay in `prefill_response_tracker`, so after the resend the "
+    "successor's answers are counted on top of them: with TP 2, a rank that answered before the loss "
+    "lets the request read Success once one successor rank answers, the other still writing its "
+    "pages. The simulation's prefills die before or right after a send, never between two ranks' "
+    "answers. A restart-recovery check with TP 2 where one rank answers and then the prefill dies: "
+    "Success only after both successor ranks answered"
+)
+_RESEND_INVALIDATE_EARLY = (
+    "the receiver now invalidates its cached generations on a peer loss also when it no longer waits "
+    "(Transferring, or done): those with the dead endpoint are gone already (`_on_peer_gone` dropped "
+    "every generation naming it), so only a live generation of another CP rank can go, and with it "
+    "the record a later invalidation would use; the next request then fetches `/route` once more. "
+    "The simulation's faults take a whole prefill away. A check with CP 2 where one CP rank's "
+    "prefill rank dies during a transfer: the other CP rank's generation stays cached"
+)
+_ABORT_SKIPPED = (
+    "an owned request's abort no longer reaches the base `abort()`: no 'Aborted by AbortReq.' record "
+    "and no Failed in the manager's table, though the receiver still latches Failed, so the scheduler "
+    "ends the request as before. The simulation aborts open requests (`abort_clear`, the drain) but "
+    "checks only that a reason recorded is kept, and none is recorded here. A check that an aborted "
+    "open request's `failure_exception()` names the abort"
+)
+
+JUDGMENTS.update(
+    {
+        "e1be0251a4": (GAP, _HELD_LOCK),
+        "f22541c2d4": (GAP, _HELD_LOCK),
+        "58e691306c": (GAP, _HELD_LOCK),
+        "1b6f121faa": (GAP, _HELD_LOCK),
+        "fb7f573397": (GAP, _HELD_LOCK),
+        "40af5bc1d6": (EQ, _FIELDS),
+        "b5c059af8c": (EQ, _FIELDS),
+        "be1cb378ed": (GAP, _HELD_NOT_RELEASED),
+        "607bbfdf37": (GAP, _RELEASE_LATE),
+        "7d5b3bc43b": (GAP, _ACCEPT_ORDER),
+        "b05be2b403": (EQ, _RELEASE_ORDER),
+        "c6c77cb36d": (EQ, _INDEPENDENT + ": appending the error vs logging it"),
+        "6401f9a3f1": (GAP, _HELD_NOT_RELEASED),
+        "567d0faf89": (GAP, _CLEANUP_FIRST),
+        "149e68f91c": (GAP, _RESEND_CLOCK),
+        "226f5ed404": (GAP, _RESEND_TRACKER),
+        "f893303e75": (GAP, _RESEND_INVALIDATE_EARLY),
+        "34118a52ec": (GAP, _HELD_LOCK),
+        "cd141e7e8c": (GAP, _HELD_LOCK),
+        "ec879d744c": (GAP, _ABORT_SKIPPED),
+        "d9234a8d5e": (
+            EQ,
+            "only the order of the cleanup's first step and a hook point changes; a hook with no "
+            "callback does nothing (hooks are our instrumentation), and stale-tracker's callback (a "
+            "failure and a re-registration) then runs before the cleanup instead of inside it, which "
+            "the cleanup meets as any earlier failure",
+        ),
     }
 )

@@ -109,6 +109,15 @@ class Source:
     def line(self, node: cst.CSTNode) -> int:
         return self._pos[node].start.line
 
+    def function_lines(self) -> list[tuple[str, int, int]]:
+        """Each function's qualified name and its lines, 0-based and half-open, decorators
+        included."""
+        spans = []
+        for func, qual in self.index.funcs:
+            start = min([self._pos[func].start.line, *(self._pos[d].start.line for d in func.decorators)])
+            spans.append((qual, start - 1, self._pos[func].end.line))
+        return spans
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
 

@@ -6,19 +6,16 @@ argument, or a known gap, with the check that would catch it)."""
 from __future__ import annotations
 
 import difflib
-import functools
 import json
+import math
 import os
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reference.mutate.judgments import EQ, GAP, JUDGMENTS, NOT_CARRIED, RE_READ, SAME_EDIT
-from reference.mutate.mutants import ROOT
-from reference.mutate.operators import Source
+from reference.mutate.judgments import EQ, GAP, JUDGMENTS
 from reference.mutate.runner import Outcome, unmutated_sources
 
 DETECTED = ("killed", "unknown", "timeout", "import-error")
@@ -63,79 +60,30 @@ def to_json(run: dict[str, Any], outcomes: Sequence[Outcome]) -> dict[str, Any]:
 
 
 HERE = Path(__file__).resolve().parent
-CENSUS = HERE / "census" / "results.json"
-CENSUS_COMMIT = "c680c1b"
-
-
-@functools.cache
-def _census_signatures() -> dict[tuple[str, ...], str]:
-    """Census mutants by what they edit (variant, file, function, operator, description),
-    for a survivor whose key changed because another part of its file did."""
-    if not CENSUS.is_file():
-        return {}
-    rows = json.loads(CENSUS.read_text())["mutants"]
-    found: dict[tuple[str, ...], list[str]] = {}
-    for r in rows:
-        found.setdefault(_signature(r), []).append(r["key"])
-    return {sig: keys[0] for sig, keys in found.items() if len(keys) == 1}
-
-
-def _signature(r: dict[str, Any]) -> tuple[str, ...]:
-    return (r["variant"], r["file"], r["function"], r["operator"], r["description"])
-
-
-@functools.cache
-def _function_code(variant: str, file: str, commit: str | None) -> dict[str, str]:
-    """Each function's code in one module, now (commit None) or at `commit`."""
-    path = f"reference/{variant}/{file}"
-    if commit is None:
-        code = (ROOT / path).read_text()
-    else:
-        done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True)
-        code = done.stdout
-    return {name: Source(code).code(func) for func, name in Source(code).index.funcs} if code else {}
-
-
-_MEASURED: list[str | None] = [None]  # the commit the rows were measured at (None: the working tree)
-
-
-def _measured(data: dict[str, Any]) -> None:
-    commit = data.get("run", {}).get("commit", "")[:40]
-    _MEASURED[0] = commit if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit) else None
 
 
 def _judgment_of(r: dict[str, Any]) -> tuple[str, str]:
-    if r["key"] in JUDGMENTS:
-        return JUDGMENTS[r["key"]]
-    old = SAME_EDIT.get(r["key"]) or _census_signatures().get(_signature(r))
-    if old is None or old not in JUDGMENTS:
-        return ("unjudged", "not read yet")
-    kind, text = JUDGMENTS[old]
-    if old in NOT_CARRIED:
-        return (
-            "unjudged",
-            f"census mutant `{old}` was judged {kind}, which no longer holds: {NOT_CARRIED[old]}",
-        )
-    then = _function_code(r["variant"], r["file"], CENSUS_COMMIT).get(r["function"])
-    now = _function_code(r["variant"], r["file"], _MEASURED[0]).get(r["function"])
-    if then is not None and then == now:
-        return (
-            kind,
-            f"{text} (judged as census mutant `{old}`: this function is unchanged since {CENSUS_COMMIT})",
-        )
-    why = RE_READ.get((r["variant"], r["file"], r["function"]))
-    if why is not None:
-        return kind, f"{text} (judged as census mutant `{old}`; re-read after this function's change: {why})"
-    return (
-        "unjudged",
-        f"census mutant `{old}` (the same edit at {CENSUS_COMMIT}) was judged {kind}: {text}; "
-        "this function changed since, so it needs reading again",
-    )
+    """The hand-read judgment of a survivor (its key names the edit and its function's
+    source, so a judgment holds while that function is unchanged)."""
+    return JUDGMENTS.get(r["key"], ("unjudged", "not read yet"))
 
 
-def summary(data: dict[str, Any]) -> dict[str, Any]:
-    if "run" in data:
-        _measured(data)
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion, in percent (95% for z = 1.96)."""
+    if n == 0:
+        return 0.0, 100.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+
+
+def summary(data: dict[str, Any], sampled: bool | None = None) -> dict[str, Any]:
+    """Counts and the kill rate; with `sampled` (default: the run drew a sample), the rate's
+    95% Wilson interval too."""
+    if sampled is None:
+        run = data.get("run", {})
+        sampled = bool(run.get("sample")) and run["sample"] < run.get("generated", 0)
     rows = data["mutants"]
     counts = Counter(r["status"] for r in rows)
     survivors = [r for r in rows if r["status"] == "survived"]
@@ -150,6 +98,11 @@ def summary(data: dict[str, Any]) -> dict[str, Any]:
         + (f", {counts['inconclusive']} inconclusive (left out)" if counts["inconclusive"] else "")
         + "; "
         f"kill rate over non-equivalent {detected}/{non_equivalent} = {100 * rate:.1f}%"
+        + (
+            " (95% Wilson interval {:.1f}-{:.1f}%)".format(*wilson(detected, non_equivalent))
+            if sampled
+            else ""
+        )
     )
     return {
         "counts": counts,
@@ -199,11 +152,11 @@ OPERATOR_TEXT = {
 
 def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
     """The page, written into `folder` (its link to README.md relative to it)."""
-    _measured(data)
     readme = os.path.relpath(Path(__file__).resolve().parent / "README.md", (folder or HERE).resolve())
     run, rows = data["run"], data["mutants"]
     s = summary(data)
-    if run["sample"] and run["sample"] < run["generated"]:
+    is_sample = bool(run["sample"]) and run["sample"] < run["generated"]
+    if is_sample:
         sampled = f"a sample of {len(rows)} drawn with seed {run['seed']} from {run['generated']} generated"
     elif len(rows) < run["generated"]:
         sampled = f"{len(rows)} selected of {run['generated']} generated"
@@ -218,6 +171,12 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
         f"Measured at commit `{run['commit']}`, {run['date']}: {sampled} mutants of "
         f"{', '.join(run['variants'])}, {run['jobs']} jobs, {run['seconds']} s wall clock, "
         f"each run bounded at {run['timeout']:g} s"
+        + (
+            f", load average (1 min) {run['load_average'][0]:g} at the start and {run['load_average'][1]:g} "
+            "at the end"
+            if run.get("load_average")
+            else ""
+        )
         + (f", `--impl` run with `{run['impl_args']}`" if run["impl_args"] else "")
         + (
             f"; first stage `{run['prefilter_args']}`, whose survivors then got the default run"
@@ -230,8 +189,8 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
         f"**{s['line']}.**",
         "",
         *[
-            f"- {variant}: {summary({'mutants': [r for r in rows if r['variant'] == variant]})['line']}"
-            for variant in run["variants"]
+            f"- {v}: {summary({'mutants': [r for r in rows if r['variant'] == v]}, is_sample)['line']}"
+            for v in run["variants"]
         ],
         "",
         *(

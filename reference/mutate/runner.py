@@ -96,10 +96,15 @@ def _unknown_symptoms(payload: dict) -> str:
     return " | ".join(found[:3])
 
 
+# How an undecided check says it ran out of time: the lesson's bound, an exploration that
+# stopped at its share of the budget, the simulation's planned runs cut short.
+TIME_BOUNDS = ("time bound", "cut at its bound", "but stopped at the", "the time ran out")
+
+
 def _only_bounds(diffs: list[str], note: str) -> bool:
     """Every differing verdict became `unknown` and every undecided check hit a time bound."""
     return all(d.endswith("-> unknown") or d.endswith("-> absent") for d in diffs) and all(
-        "time bound" in part or "cut at its bound" in part for part in note.split(" | ")
+        any(bound in part for bound in TIME_BOUNDS) for part in note.split(" | ")
     )
 
 
