@@ -39,7 +39,7 @@ def impl(tmp_path, request):
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=180, cwd=ROOT)
 
 
 def test_protocol_members_are_what_the_scenarios_call():
