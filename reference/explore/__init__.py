@@ -7,7 +7,13 @@ next to this file says what each property claims and why.
 
 from __future__ import annotations
 
-from reference.explore import failed_resurrect, live_set_race, restart_recovery, stale_bootstrap, stale_tracker
+from reference.explore import (
+    failed_resurrect,
+    live_set_race,
+    restart_recovery,
+    stale_bootstrap,
+    stale_tracker,
+)
 from reference.explore.property import Property
 
 PROPERTIES: dict[str, tuple[Property, ...]] = {

@@ -18,24 +18,28 @@ raises KeyError when the other thread's delete falls between the two.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from reference.explore.property import Property
 from reference.explore.stale_bootstrap import World, check
 from reference.explore.stub_prefill import RANK_IP
 
 
-def holder_sends(world: World) -> None:
+class PeerLossWorld(World):
+    """One receiver holds the cached generation; then the prefill restarts (new port)."""
+
+    def __init__(self, variant: ModuleType) -> None:
+        super().__init__(variant, holders=1)
+        self.dead_port = self.prefill.port
+        self.prefill.restart()
+
+
+def holder_sends(world: PeerLossWorld) -> None:
     world.send(world.holders[0])
 
 
-def peer_gone(world: World) -> None:
+def peer_gone(world: PeerLossWorld) -> None:
     world.manager._on_peer_gone(f"tcp://{RANK_IP}:{world.dead_port}")
-
-
-class PeerLossWorld(World):
-    def __init__(self, variant: object) -> None:
-        super().__init__(variant, holders=1)  # type: ignore[arg-type]
-        self.dead_port = self.prefill.port
-        self.prefill.restart()
 
 
 PROPERTIES = (
