@@ -40,7 +40,7 @@ class Finding:
     property: str
     variant: str
     verdict: Verdict
-    expected: str | None  # None: a property the upstream fix does not claim
+    expected: str | None  # None: a property the upstream fix does not claim, or hardened-only on buggy/fixed
     claimed: bool
     symptom: str
     interleavings: int
@@ -107,7 +107,7 @@ def explore(
     expected = variant.expected_for(prop.lesson) if judged else None
 
     def finding(verdict: Verdict, symptom: str, count: int = 0, **extra: Any) -> Finding:
-        return Finding(prop.lesson, prop.id, variant.name, verdict, expected, judged, symptom,
+        return Finding(prop.lesson, prop.id, variant.name, verdict, expected, prop.claimed, symptom,
                        count, prop.bound, round(time.perf_counter() - start, 3), **extra)  # fmt: skip
 
     start = time.perf_counter()
