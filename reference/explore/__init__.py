@@ -7,12 +7,19 @@ next to this file says what each property claims and why.
 
 from __future__ import annotations
 
-from reference.explore import failed_resurrect, live_set_race, stale_bootstrap, stale_tracker
+from reference.explore import (
+    failed_resurrect,
+    live_set_race,
+    restart_recovery,
+    stale_bootstrap,
+    stale_tracker,
+)
 from reference.explore.property import Property
 
 PROPERTIES: dict[str, tuple[Property, ...]] = {
     "failed-resurrect": failed_resurrect.PROPERTIES,
     "live-set-race": live_set_race.PROPERTIES,
+    "restart-recovery": restart_recovery.PROPERTIES,
     "stale-bootstrap": stale_bootstrap.PROPERTIES,
     "stale-tracker": stale_tracker.PROPERTIES,
 }

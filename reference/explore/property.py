@@ -12,6 +12,10 @@ does it, so any correct fix passes it.
 
 `claimed=False` marks a property the upstream fix does not claim (a residual race that
 upstream still has): it is explored and reported, but no verdict is expected of it.
+`hardened_only=True` marks a claim about how the hardened form locks a step that buggy
+and fixed do not have (or do in one unlocked call): `--explore` reports it on those two,
+without a verdict (their lesson is `bug` on its story and simulation); on `--impl` and
+hardened it is judged, and it is a deep check of its lesson everywhere.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class Property:
     bound: int | None = None  # preemption bound; None: exhaustive (every DPOR-distinct interleaving)
     max_executions: int | None = None
     claimed: bool = True
+    hardened_only: bool = False
 
 
 class ThreadErrors:

@@ -30,6 +30,7 @@ Verdict = Literal["bug", "ok", "unknown"]
 TIME_BOUND = 30.0  # seconds one exploration may take
 RUN_BOUND = 5.0  # seconds one interleaving may take (a deadlock ends sooner)
 SETUP_BOUND = 10.0  # seconds building one world may take, checked once before exploring
+UNHARDENED = ("buggy", "fixed")  # shipped variants a `hardened_only` property is not judged on
 T = TypeVar("T")
 
 
@@ -39,7 +40,7 @@ class Finding:
     property: str
     variant: str
     verdict: Verdict
-    expected: str | None  # None: a property the upstream fix does not claim
+    expected: str | None  # None: a property the upstream fix does not claim, or hardened-only on buggy/fixed
     claimed: bool
     symptom: str
     interleavings: int
@@ -102,7 +103,8 @@ def explore(
     its share of `--budget`, reference/harness/deep.py); one that stops there is `unknown`."""
     import frontrun
 
-    expected = variant.expected_for(prop.lesson) if prop.claimed else None
+    judged = prop.claimed and not (prop.hardened_only and variant.name in UNHARDENED)
+    expected = variant.expected_for(prop.lesson) if judged else None
 
     def finding(verdict: Verdict, symptom: str, count: int = 0, **extra: Any) -> Finding:
         return Finding(prop.lesson, prop.id, variant.name, verdict, expected, prop.claimed, symptom,

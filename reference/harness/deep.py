@@ -77,6 +77,7 @@ PROG = "python -m reference"
 SOURCES = {
     "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
     "live-set-race": "https://github.com/sgl-project/sglang/pull/36351",
+    "restart-recovery": "HARDEN(restart-recovery), residual after https://github.com/sgl-project/sglang/pull/36029",
     "stale-bootstrap": "https://github.com/sgl-project/sglang/pull/36029",
     "stale-tracker": "HARDEN(stale-tracker), residual after https://github.com/sgl-project/sglang/pull/36351",
 }

@@ -29,6 +29,7 @@ import random
 import time
 from types import ModuleType
 
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
@@ -157,5 +158,5 @@ LESSON = Lesson(
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
     transports=("mock", "loopback"),
-    checks=(simulation_check("restart-recovery"),),
+    checks=(simulation_check("restart-recovery"), *exploration_checks("restart-recovery")),
 )
