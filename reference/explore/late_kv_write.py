@@ -18,6 +18,10 @@ lesson's story calls them one at a time; these run them on real threads, no hook
   (a store into the table while another thread iterates it raises `RuntimeError`),
   the scheduler's answer names every page held throughout and no expired one, and
   the new request's pages are in doubt at the end.
+
+A manager with no held-pages table (`hold_pages`, `pages_in_doubt`: buggy, fixed)
+holds nothing for a request that ended with answers due, which is the lesson's
+defect: both properties are `bug` there, in their first interleaving, saying so.
 """
 
 from __future__ import annotations
@@ -49,6 +53,17 @@ def hold_bound(manager: Any) -> float | None:
     return None
 
 
+TABLE = ("hold_pages", "pages_in_doubt", "expect_transfer")
+
+
+def lacking(manager: Any) -> list[str]:
+    return [name for name in TABLE if not callable(getattr(manager, name, None))]
+
+
+def _no_table(world: Any) -> list[str]:
+    return [f"pages of a request cleared with answers due are held nowhere: no KVManager.{world.lacks[0]}"]
+
+
 def _end_with_answers_due(manager: Any, room: int, due: int) -> None:
     """A request that sent its metadata and was cleared with `due` ranks' answers outstanding."""
     manager.update_status(room, KVPoll.Bootstrapping)
@@ -61,7 +76,9 @@ class AnswersWorld(ThreadErrors):
     def __init__(self, variant: ModuleType) -> None:
         super().__init__()
         self.manager = _manager(variant)
-        _end_with_answers_due(self.manager, ROOM, 2)
+        self.lacks = lacking(self.manager)
+        if not self.lacks:
+            _end_with_answers_due(self.manager, ROOM, 2)
 
 
 def late_answer(world: AnswersWorld) -> None:
@@ -70,6 +87,8 @@ def late_answer(world: AnswersWorld) -> None:
 
 def check_answers(world: AnswersWorld) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
+    if world.lacks:
+        return problems + _no_table(world)
     left = world.manager.pages_in_doubt()
     if left:
         problems.append(f"both ranks answered, yet pages {sorted(left)} are still in doubt")
@@ -81,26 +100,35 @@ class AllocationWorld(ThreadErrors):
         super().__init__()
         self.manager = _manager(variant)
         self.bound = hold_bound(self.manager)
+        self.seen: set[int] | None = None
+        self.lacks = lacking(self.manager)
+        self.manager.update_status(NEW, KVPoll.Bootstrapping)
+        if self.lacks:
+            return
         if self.bound is not None:  # a hold whose answers are overdue by the variant's own bound
             _end_with_answers_due(self.manager, EXPIRED, 1)
             self.manager.clock.advance(self.bound)
         for room in (OLD, OLDER):
             _end_with_answers_due(self.manager, room, 1)
-        self.manager.update_status(NEW, KVPoll.Bootstrapping)
         self.manager.expect_transfer(NEW)
-        self.seen: set[int] | None = None
 
 
 def new_request_ends(world: AllocationWorld) -> None:
-    world.manager.hold_pages(NEW, PAGES[NEW], 1)
+    if world.lacks:  # nothing to hold the pages in: the request just ends
+        world.manager.clear(NEW)
+    else:
+        world.manager.hold_pages(NEW, PAGES[NEW], 1)
 
 
 def scheduler_allocates(world: AllocationWorld) -> None:
-    world.seen = set(world.manager.pages_in_doubt())
+    if not world.lacks:
+        world.seen = set(world.manager.pages_in_doubt())
 
 
 def check_allocation(world: AllocationWorld) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
+    if world.lacks:
+        return problems + _no_table(world)
     held = set(PAGES[OLD] + PAGES[OLDER])
     if world.seen is not None:
         if not held <= world.seen:
@@ -117,13 +145,7 @@ def check_allocation(world: AllocationWorld) -> list[str]:
     return problems
 
 
-NEEDS = (
-    "KVManager",
-    "KVManager.hold_pages",
-    "KVManager.pages_in_doubt",
-    "KVManager.accepts_transfer_status",
-    "KVManager.expect_transfer",
-)
+NEEDS = ("KVManager", "KVManager.accepts_transfer_status")  # the table's absence is a finding
 
 PROPERTIES = (
     Property(
