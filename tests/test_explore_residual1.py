@@ -2,7 +2,8 @@
 
 Each property holds on hardened and is `bug` on a hand-made copy of hardened's manager
 with the one step the property guards done the tempting way (a read-modify-write split
-from its lock, a check split from its store, the expired holds not let go of first). Run
+from its lock, a store without it, a check split from its store, the expired holds not
+let go of first). Run
 in process through the default run's entry (`deep.explore_within`), with a bound share.
 """
 
@@ -36,6 +37,11 @@ class KeepsExpired(reference.hardened.KVManager):
             return {page for pages, _, _ in self.held_pages.values() for page in pages}
 
 
+class UnlockedHold(reference.hardened.KVManager):
+    def hold_pages(self, room: int, pages: list[int], due: int) -> None:
+        self.held_pages[room] = (list(pages), due, self.clock.now() + 600.0)  # the mistake: no lock
+
+
 class SplitGuard(reference.hardened.KVManager):
     def record_failure(self, bootstrap_room: int, reason: str) -> None:
         if bootstrap_room in self.request_status:  # the mistake: checked, then stored later
@@ -58,11 +64,14 @@ def _prop(lesson: str, prop_id: str):
 CASES = [
     ("late-kv-write", "late-answers-release-held", SplitCountDown, "still in doubt"),
     ("late-kv-write", "hold-during-allocation", KeepsExpired, "passed HOLD_FOR"),
+    ("late-kv-write", "hold-during-allocation", UnlockedHold, "dictionary changed size during iteration"),
     ("failure-records", "no-record-after-clear", SplitGuard, "keeps a failure record"),
 ]
 
 
-@pytest.mark.parametrize(("lesson", "prop_id", "broken", "symptom"), CASES, ids=[c[1] for c in CASES])
+@pytest.mark.parametrize(
+    ("lesson", "prop_id", "broken", "symptom"), CASES, ids=[f"{c[1]}-{c[2].__name__}" for c in CASES]
+)
 def test_holds_on_hardened_and_finds_the_broken_copy(lesson, prop_id, broken, symptom):
     prop = _prop(lesson, prop_id)
     held = deep.explore_within(prop, reference.hardened, SHARE)

@@ -19,6 +19,7 @@ lesson's story calls them one at a time; these run them on real threads, no hook
   the scheduler's answer names every page held throughout and no expired one, and
   the new request's pages are in doubt at the end.
 
+The world's table is a `SeenTable` (below): a dict whose iteration the explorer can see.
 A manager with no held-pages table (`hold_pages`, `pages_in_doubt`: buggy, fixed)
 holds nothing for a request that ended with answers due, which is the lesson's
 defect: both properties are `bug` there, in their first interleaving, saying so.
@@ -41,7 +42,10 @@ PAGES = {ROOM: [10, 11, 12], OLD: [20, 21], OLDER: [30], EXPIRED: [40, 41], NEW:
 
 
 def _manager(variant: ModuleType) -> Any:
-    return variant.KVManager(MockNetwork(), ManagerConfig(), VirtualClock())
+    manager = variant.KVManager(MockNetwork(), ManagerConfig(), VirtualClock())
+    if isinstance(getattr(manager, "held_pages", None), dict):  # empty, before any request
+        manager.held_pages = SeenTable(manager.held_pages)
+    return manager
 
 
 def hold_bound(manager: Any) -> float | None:
@@ -51,6 +55,22 @@ def hold_bound(manager: Any) -> float | None:
         if isinstance(bound, int | float):
             return float(bound)
     return None
+
+
+class SeenTable(dict):
+    """The held-pages table with its views iterated in Python, each step a read of the table.
+
+    frontrun records no access for the steps of a C dict-view iterator, so DPOR would never
+    put another thread's store between two of them (the store then raises RuntimeError in
+    the iteration). Here each step reads `self[key]`, which the explorer sees; what a step
+    yields, and what a store during the iteration does, are a dict's.
+    """
+
+    def values(self) -> Any:
+        return (self[key] for key in dict.__iter__(self))
+
+    def items(self) -> Any:
+        return ((key, self[key]) for key in dict.__iter__(self))
 
 
 TABLE = ("hold_pages", "pages_in_doubt", "expect_transfer")
@@ -163,7 +183,7 @@ PROPERTIES = (
         claim="a hold stored while the scheduler asks for the pages in doubt raises nothing, loses no page",
         needs=NEEDS,
         setup=AllocationWorld,
-        workers=(("request-ends", new_request_ends), ("scheduler-allocates", scheduler_allocates)),
+        workers=(("scheduler-allocates", scheduler_allocates), ("request-ends", new_request_ends)),
         check=check_allocation,
     ),
 )
