@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from reference.explore import (
     failed_resurrect,
+    failure_records,
+    late_kv_write,
     live_set_race,
     restart_recovery,
     stale_bootstrap,
@@ -18,6 +20,8 @@ from reference.explore.property import Property
 
 PROPERTIES: dict[str, tuple[Property, ...]] = {
     "failed-resurrect": failed_resurrect.PROPERTIES,
+    "failure-records": failure_records.PROPERTIES,
+    "late-kv-write": late_kv_write.PROPERTIES,
     "live-set-race": live_set_race.PROPERTIES,
     "restart-recovery": restart_recovery.PROPERTIES,
     "stale-bootstrap": stale_bootstrap.PROPERTIES,

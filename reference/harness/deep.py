@@ -76,6 +76,8 @@ RESERVE = 1.0  # seconds a first round leaves for each exploration after it, whe
 PROG = "python -m reference"
 SOURCES = {
     "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
+    "failure-records": "HARDEN(failure-records), residual after https://github.com/sgl-project/sglang/pull/24539",
+    "late-kv-write": "HARDEN(late-kv-write), residual of every fix",
     "live-set-race": "https://github.com/sgl-project/sglang/pull/36351",
     "restart-recovery": "HARDEN(restart-recovery), residual after https://github.com/sgl-project/sglang/pull/36029",
     "stale-bootstrap": "https://github.com/sgl-project/sglang/pull/36029",

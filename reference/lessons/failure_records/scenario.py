@@ -24,6 +24,7 @@ import random
 from types import ModuleType
 from typing import Any
 
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.failure_records.ending import end_with_failure
@@ -98,5 +99,5 @@ LESSON = Lesson(
     upstream="residual after PR #24539",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
-    checks=(simulation_check("failure-records"),),
+    checks=(simulation_check("failure-records"), *exploration_checks("failure-records")),
 )

@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from reference import wire
+from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
 from reference.lessons.stale_bootstrap.world import (
@@ -156,5 +157,6 @@ LESSON = Lesson(
     upstream="residual after every fix (found on netns: pause, partition, one-way partition)",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
+    checks=exploration_checks("late-kv-write"),
     transports=("mock", "netns"),
 )
