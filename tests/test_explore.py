@@ -19,8 +19,6 @@ BUGGY_SYMPTOMS = {
     "invalidation-vs-replacement": "port 2001 stays cached after",
     "hit-vs-eviction": "KeyError",
     "late-cleanup-keeps-new-set": "of the re-registered prefill is tracked nowhere",
-    "late-answers-release-held": "are held nowhere: no KVManager.hold_pages",
-    "hold-during-allocation": "are held nowhere: no KVManager.hold_pages",
     "no-record-after-clear": "keeps a failure record",
 }
 

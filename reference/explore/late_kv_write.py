@@ -20,9 +20,10 @@ lesson's story calls them one at a time; these run them on real threads, no hook
   the new request's pages are in doubt at the end.
 
 The world's table is a `SeenTable` (below): a dict whose iteration the explorer can see.
-A manager with no held-pages table (`hold_pages`, `pages_in_doubt`: buggy, fixed)
-holds nothing for a request that ended with answers due, which is the lesson's
-defect: both properties are `bug` there, in their first interleaving, saying so.
+Both need the held-pages table (`hold_pages`, `pages_in_doubt`, `expect_transfer`): a
+fix that keeps late writes out another way has nothing here to explore (`unknown`, the
+lesson's story still judges it), and buggy and fixed, which have none, are not judged
+(`hardened_only`).
 """
 
 from __future__ import annotations
@@ -73,17 +74,6 @@ class SeenTable(dict):
         return ((key, self[key]) for key in dict.__iter__(self))
 
 
-TABLE = ("hold_pages", "pages_in_doubt", "expect_transfer")
-
-
-def lacking(manager: Any) -> list[str]:
-    return [name for name in TABLE if not callable(getattr(manager, name, None))]
-
-
-def _no_table(world: Any) -> list[str]:
-    return [f"pages of a request cleared with answers due are held nowhere: no KVManager.{world.lacks[0]}"]
-
-
 def _end_with_answers_due(manager: Any, room: int, due: int) -> None:
     """A request that sent its metadata and was cleared with `due` ranks' answers outstanding."""
     manager.update_status(room, KVPoll.Bootstrapping)
@@ -96,9 +86,7 @@ class AnswersWorld(ThreadErrors):
     def __init__(self, variant: ModuleType) -> None:
         super().__init__()
         self.manager = _manager(variant)
-        self.lacks = lacking(self.manager)
-        if not self.lacks:
-            _end_with_answers_due(self.manager, ROOM, 2)
+        _end_with_answers_due(self.manager, ROOM, 2)
 
 
 def late_answer(world: AnswersWorld) -> None:
@@ -107,8 +95,6 @@ def late_answer(world: AnswersWorld) -> None:
 
 def check_answers(world: AnswersWorld) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
-    if world.lacks:
-        return problems + _no_table(world)
     left = world.manager.pages_in_doubt()
     if left:
         problems.append(f"both ranks answered, yet pages {sorted(left)} are still in doubt")
@@ -121,10 +107,7 @@ class AllocationWorld(ThreadErrors):
         self.manager = _manager(variant)
         self.bound = hold_bound(self.manager)
         self.seen: set[int] | None = None
-        self.lacks = lacking(self.manager)
         self.manager.update_status(NEW, KVPoll.Bootstrapping)
-        if self.lacks:
-            return
         if self.bound is not None:  # a hold whose answers are overdue by the variant's own bound
             _end_with_answers_due(self.manager, EXPIRED, 1)
             self.manager.clock.advance(self.bound)
@@ -134,21 +117,15 @@ class AllocationWorld(ThreadErrors):
 
 
 def new_request_ends(world: AllocationWorld) -> None:
-    if world.lacks:  # nothing to hold the pages in: the request just ends
-        world.manager.clear(NEW)
-    else:
-        world.manager.hold_pages(NEW, PAGES[NEW], 1)
+    world.manager.hold_pages(NEW, PAGES[NEW], 1)
 
 
 def scheduler_allocates(world: AllocationWorld) -> None:
-    if not world.lacks:
-        world.seen = set(world.manager.pages_in_doubt())
+    world.seen = set(world.manager.pages_in_doubt())
 
 
 def check_allocation(world: AllocationWorld) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
-    if world.lacks:
-        return problems + _no_table(world)
     held = set(PAGES[OLD] + PAGES[OLDER])
     if world.seen is not None:
         if not held <= world.seen:
@@ -165,7 +142,13 @@ def check_allocation(world: AllocationWorld) -> list[str]:
     return problems
 
 
-NEEDS = ("KVManager", "KVManager.accepts_transfer_status")  # the table's absence is a finding
+NEEDS = (
+    "KVManager",
+    "KVManager.accepts_transfer_status",
+    "KVManager.hold_pages",
+    "KVManager.pages_in_doubt",
+    "KVManager.expect_transfer",
+)
 
 PROPERTIES = (
     Property(
@@ -173,6 +156,7 @@ PROPERTIES = (
         id="late-answers-release-held",
         claim="two ranks' late answers on two threads release a held room's pages, raising nothing",
         needs=NEEDS,
+        hardened_only=True,  # buggy and fixed hold no pages at all
         setup=AnswersWorld,
         workers=(("rank-0-status", late_answer), ("rank-1-status", late_answer)),
         check=check_answers,
@@ -182,6 +166,7 @@ PROPERTIES = (
         id="hold-during-allocation",
         claim="a hold stored while the scheduler asks for the pages in doubt raises nothing, loses no page",
         needs=NEEDS,
+        hardened_only=True,
         setup=AllocationWorld,
         workers=(("scheduler-allocates", scheduler_allocates), ("request-ends", new_request_ends)),
         check=check_allocation,
