@@ -120,10 +120,12 @@ _REGISTER_FAILS = (
     "(tests/test_component_contract.py has it; the --impl run does not)"
 )
 _SEND_WITHOUT_INIT = (
-    "no run calls `send_metadata` after a failed or missing `init()` (the simulation's scheduler, "
-    "like upstream's, sends only for a request whose init succeeded). A check: `send_metadata` "
-    "without bootstrap info -> the request is Failed with reason 'send_metadata without bootstrap "
-    "info (init failed)' (tests/test_component_contract.py has it; the --impl run does not)"
+    "the simulation's scheduler, like upstream's, sends only for a request whose init succeeded; "
+    "stale-bootstrap's `send-after-failed-init` (added after the census) sends after a failed "
+    "fetch, and the mutant survived it too (rerun at 1360555: the failed fetch already latched "
+    "the request). A check: `send_metadata` without bootstrap info -> the request is Failed with "
+    "reason 'send_metadata without bootstrap info (init failed)' (tests/test_component_contract.py "
+    "has it; the --impl run does not)"
 )
 _TIMEOUT_REASON = (
     "the stale-bootstrap story reads only `poll()` of the request that times out. A check of its "
