@@ -56,11 +56,17 @@ DEEP = "deep"
 NOT_YET_DEEP = "caught once the explorations are deep checks (an interleaving inside one call)"
 
 
-def wrong_fix_options(catching: str) -> Options:
-    """Quick for a hand-built check; the deep checks, with a budget, for the simulation."""
+def wrong_fix_options(catching: str, lesson_id: str | None = None) -> Options:
+    """Quick for a hand-built check; the deep checks, with a budget, for the simulation.
+    With `lesson_id`, the budget leaves the simulation SIM_BUDGET itself, whatever share
+    the lesson's explorations take (a lesson that gains one keeps its measured plans)."""
     if catching not in ("simulation", DEEP):
         return Options(quick=True)
-    return Options(budget=SIM_BUDGET)
+    if lesson_id is None:
+        return Options(budget=SIM_BUDGET)
+    from reference.sim.check import share_of
+
+    return Options(budget=SIM_BUDGET / share_of(lesson_id))
 
 
 def gallery_case(module: str, catching: str, not_yet: bool, **param_kwargs) -> object:

@@ -129,7 +129,7 @@ def test_lesson_budgets_follow_the_deep_checks():
     counts = {i: len(deep.deep_checks(lesson, Options())) for i, lesson in LESSONS.items()}
     every = deep.lesson_budgets(list(LESSONS.values()), 60.0, Options(), LESSONS.values())
     assert sum(every.values()) == pytest.approx(60.0)
-    assert len({every[i] / n for i, n in counts.items() if n}) == 1  # the same per deep check
+    assert len({round(every[i] / n, 9) for i, n in counts.items() if n}) == 1  # the same per deep check
     assert all(every[i] == 0.0 for i, n in counts.items() if not n)
     one = deep.lesson_budgets([LESSONS["stale-bootstrap"]], 60.0, Options(), LESSONS.values())
     assert one == {"stale-bootstrap": pytest.approx(every["stale-bootstrap"])}

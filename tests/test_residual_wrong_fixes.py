@@ -122,7 +122,9 @@ def test_hardened_holds_what_catches_its_wrong_fixes(lesson_id):
     """The gallery's base, `reference.hardened`, is `ok` on the lesson with the budget the
     wrong fixes get: otherwise a wrong fix's `bug` could be hardened's own."""
     options = (
-        wrong_fix_options(SIM) if any(c in (SIM, DEEP) for c, _ in GALLERY[lesson_id].values()) else None
+        wrong_fix_options(SIM, lesson_id)
+        if any(c in (SIM, DEEP) for c, _ in GALLERY[lesson_id].values())
+        else None
     )
     result = run_lesson(
         LESSONS[lesson_id], load_impl("reference.hardened"), options or wrong_fix_options("story")
@@ -147,7 +149,7 @@ def test_every_gallery_module_is_listed_and_documented(lesson_id):
 
 @pytest.mark.parametrize(("lesson_id", "module", "catching"), CASES)
 def test_wrong_fix_is_caught(lesson_id, module, catching):
-    options = wrong_fix_options(catching)
+    options = wrong_fix_options(catching, lesson_id)
     result = run_lesson(LESSONS[lesson_id], load_impl(f"{_package(lesson_id)}.{module}"), options)
     assert_caught(result, catching)
 
