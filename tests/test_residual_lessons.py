@@ -1,10 +1,15 @@
 """The residual lessons (holes upstream's four fixes leave open): buggy and fixed show the
 specific symptom, hardened holds; the verdict table expects exactly that."""
 
+import threading
+import types
+
 import pytest
 
+import reference.hardened
+from reference.harness.lesson import run_check
 from reference.lessons import LESSONS, Options, run_lesson
-from reference.variants import RESIDUAL_LESSON_IDS, shipped
+from reference.variants import RESIDUAL_LESSON_IDS, Variant, shipped
 
 
 def run(lesson: str, variant: str, **options):
@@ -186,3 +191,53 @@ def test_hardened_requests_that_lost_the_prefill_together_do_not_retry_in_step()
         assert len(fetched_at[0]) >= 10 and len(together) <= 3, f"{len(together)} retries in step"
         for receiver in receivers:
             receiver.clear()
+
+
+class _ReleasesAtFirstAnswer(reference.hardened.KVManager):
+    """A hold let go at the first late answer, not the last (the story cannot tell)."""
+
+    def _answer_for_held_pages(self, room: int) -> bool:
+        if room not in self.held_pages or room in self.awaiting_transfer:
+            return False
+        with self._held_lock:
+            self.held_pages.pop(room, None)
+        return True
+
+
+class _CountsDownWithGet(reference.hardened.KVManager):
+    """A correct hold written differently: a re-entrant lock, one locked `get`-then-store."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._held_lock = threading.RLock()
+
+    def _answer_for_held_pages(self, room: int) -> bool:
+        if room in self.awaiting_transfer:
+            return False
+        with self._held_lock:
+            entry = self.held_pages.get(room)
+            if entry is not None and entry[1] > 1:
+                self.held_pages[room] = (entry[0], entry[1] - 1, entry[2])
+            elif entry is not None:
+                del self.held_pages[room]
+        return entry is not None
+
+
+def _with_manager(manager: type) -> Variant:
+    module = types.ModuleType(f"hardened_{manager.__name__}")
+    vars(module).update({k: getattr(reference.hardened, k) for k in reference.hardened.__all__})
+    module.KVManager = manager  # type: ignore[attr-defined]
+    return Variant(module.__name__, module, "ok")
+
+
+@pytest.mark.lesson(id="late-kv-write")
+def test_late_kv_write_ranks_resuming_apart():
+    check = LESSONS["late-kv-write"].check("ranks-resume-apart")
+    for variant in ("buggy", "fixed"):
+        seen = run_check(LESSONS["late-kv-write"], check, shipped(variant), Options())
+        assert seen.verdict == "bug" and "overwrote C's KV after C's Success" in seen.symptom, variant
+    assert run_check(LESSONS["late-kv-write"], check, shipped("hardened"), Options()).verdict == "ok"
+    right = run_lesson(LESSONS["late-kv-write"], _with_manager(_CountsDownWithGet), Options())
+    assert right.verdict == "ok", right.symptom
+    wrong = run_lesson(LESSONS["late-kv-write"], _with_manager(_ReleasesAtFirstAnswer), Options())
+    assert wrong.verdict == "bug" and "ranks-resume-apart" in wrong.symptom, wrong.symptom

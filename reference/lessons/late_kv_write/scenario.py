@@ -29,6 +29,7 @@ from types import ModuleType
 from typing import Any
 
 from reference import wire
+from reference.harness.checks import Check
 from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
@@ -151,12 +152,71 @@ def _verdict(d: dict[str, Any], timeline: list[Event]) -> Observation:
     )
 
 
+GAP = 30.0  # seconds between the two ranks resuming
+
+
+def ranks_resume_apart(variant: ModuleType, options: Options) -> Observation:
+    """The story's ranks resuming apart: rank 1's held messages arrive GAP seconds after rank
+    0's, and request C takes pages between the two. In the story both resume together, so a
+    hold let go at the first late answer, not the last, passes it. A held page must stay out
+    of use until every rank that held A's metadata answered: any correct hold has that,
+    whatever it counts (answers, ranks, an end-of-transfer marker)."""
+    room_a, room_c = random.Random(options.seed).sample(range(1, 1 << 40), 2)
+    pages = Pages(PAGES)
+    with open_world(variant, "mock", sockets=options.sockets) as world:
+        world.start()
+        for tag in (wire.METADATA, wire.ABORT):  # rank 0's messages, then rank 1's, in send order
+            world.transport.delay(LATE, count=1, tag=tag)
+            world.transport.delay(LATE + GAP, count=1, tag=tag)
+        a_pages = pages.take(PAGES_PER_REQUEST, _in_doubt(world))
+        sent = world.clock.now()
+        a = _request(world, room_a, a_pages)
+        if world._wait(a) != KVPoll.Failed:
+            return Observation(
+                "unknown", "the scenario did not set up: A did not fail on its waiting timeout"
+            )
+        a.clear()
+        pages.give_back(a_pages)
+        world.clock.advance(sent + LATE + GAP / 2 - world.clock.now())  # rank 0 resumed and answered
+        world.pump()
+        c_pages = pages.take(PAGES_PER_REQUEST, _in_doubt(world))
+        c = _request(world, room_c, c_pages)
+        infos = list(c.bootstrap_infos or [])
+        if world._wait(c) != KVPoll.Success or not world._bytes_ok(room_c, infos, c_pages):
+            return Observation("unknown", "the scenario did not set up: C did not succeed")
+        world.clock.advance(sent + LATE + GAP - world.clock.now())  # rank 1 resumes: A's transfer lands
+        world.pump()
+        intact = world._bytes_ok(room_c, infos, c_pages)
+        c.clear()
+    shared = sorted(set(a_pages) & set(c_pages))
+    if not intact:
+        return Observation(
+            "bug",
+            f"A's rank 0 answered late, and A's pages {shared} went to request C while rank 1 still "
+            f"held A's metadata; rank 1 resumed {GAP:g} s later and overwrote C's KV after C's Success",
+        )
+    return Observation(
+        "ok",
+        f"after rank 0's late answer A's pages stayed out of use (C got {c_pages}); "
+        f"rank 1's transfer {GAP:g} s later left C's KV intact",
+    )
+
+
 LESSON = Lesson(
     id="late-kv-write",
     title="A failed request's late KV transfer overwrites the pages of the next request",
     upstream="residual after every fix (found on netns: pause, partition, one-way partition)",
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
-    checks=exploration_checks("late-kv-write"),
+    checks=(
+        Check(
+            id="ranks-resume-apart",
+            claim="a failed request's pages stay out of use until every rank that held its metadata answered",
+            source="HARDEN(late-kv-write), residual after every fix: pages are held while a prefill "
+            "may still write them",
+            body=ranks_resume_apart,
+        ),
+        *exploration_checks("late-kv-write"),
+    ),
     transports=("mock", "netns"),
 )
