@@ -59,6 +59,7 @@ class Variant:
     # Per-lesson expectations that differ from `expected` (an upstream version that
     # has some fixes and not others).
     expectations: Mapping[str, Expected] = field(default_factory=dict)
+    flag: str = ""  # how the command line names it, where its name does not (`--sglang PATH`)
 
     def expected_for(self, lesson_id: str) -> Expected:
         return self.expectations.get(lesson_id, self.expected)

@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from reference.explore import PROPERTIES
 from reference.explore.property import Property
@@ -131,7 +131,7 @@ def main(
     if args.json:
         print(json.dumps({"explorations": [f.to_json() for f in findings]}, indent=2))
     else:
-        print(format_findings(findings))
+        print(format_findings(findings, {v.name: v.flag for v in variants if v.flag}))
     return exit_code(findings)
 
 
@@ -164,7 +164,8 @@ def _replay(text: str, props: list[Property], variants: list[Variant]) -> int:
     return 1 if problems else 0
 
 
-def format_findings(findings: Sequence[Finding]) -> str:
+def format_findings(findings: Sequence[Finding], flags: Mapping[str, str] | None = None) -> str:
+    """`flags`: how the command line names a variant its name does not (`--sglang PATH`)."""
     rows = [("lesson", "property", "variant", "verdict", "expected", "interleavings", "time", "symptom")]
     for f in findings:
         mark = "" if f.as_expected() else " !"
@@ -180,7 +181,8 @@ def format_findings(findings: Sequence[Finding]) -> str:
         if f.schedule is None:
             continue
         command = f"{PROG} --explore --lesson {f.lesson} --property {f.property}"
-        command += f" {_variant_flag(f.variant)} --replay {f.schedule}"
+        flag = (flags or {}).get(f.variant) or _variant_flag(f.variant)
+        command += f" {flag} --replay {f.schedule}"
         lines += [
             "",
             f"{f.lesson}/{f.property} on {f.variant}: counterexample",

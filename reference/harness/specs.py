@@ -7,6 +7,7 @@ other's loader and there is no import circle.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,4 +42,5 @@ class VariantSpec:
             return shipped(self.target)
         if self.kind == "impl":
             return load_impl(self.target)
-        return load_sglang(self.target, provoke=self.provoke)
+        variant = load_sglang(self.target, provoke=self.provoke)
+        return dataclasses.replace(variant, flag=f"--sglang {self.target}")

@@ -36,10 +36,11 @@ A source checkout without a version file is assumed to be recent (every fix in).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from reference.upstream import bound, coverage, deps, wiring, zmq_wire
@@ -184,8 +185,30 @@ def _variant_module(source: UpstreamSource, path: Path) -> types.ModuleType:
     stat = path.stat()
     key = (str(path.resolve()), stat.st_mtime, stat.st_size)
     if key not in _CACHE:
-        _CACHE[key] = _build(source)
+        with _locks_frontrun_sees():
+            _CACHE[key] = _build(source)
     return _CACHE[key]
+
+
+@contextlib.contextmanager
+def _locks_frontrun_sees() -> Iterator[None]:
+    """Under frontrun (`--explore`), upstream's class-level locks (`_global_lock` of its
+    receivers' ZMQ connect cache) are made while its modules run, before any exploration:
+    made then as plain locks, frontrun's scheduler could not see them, and a thread it
+    paused while holding one would block the other for good. Made as frontrun's own
+    locks, they are what the explorations' locks are; outside a scheduler they are plain."""
+    from reference.explore.runner import frontrun_active
+
+    if not frontrun_active():
+        yield
+        return
+    from frontrun._cooperative import patch_locks, unpatch_locks
+
+    patch_locks()
+    try:
+        yield
+    finally:
+        unpatch_locks()
 
 
 def _build(source: UpstreamSource) -> types.ModuleType:

@@ -48,7 +48,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 import types
-import weakref
 from collections import defaultdict
 from types import ModuleType
 from typing import Any
@@ -64,7 +63,7 @@ from reference.transport.base import Transport
 from reference.upstream.bound import BindingThreading, Stopped, bound
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
-from reference.upstream.zmq_wire import Relays, failing, relay_disconnects
+from reference.upstream.zmq_wire import Relays, close_when_collected, failing, relay_disconnects
 
 
 class ManagerAdapter:
@@ -124,7 +123,7 @@ class ManagerAdapter:
         self._heartbeat: threading.Thread | None = None
         self._sleeps = 0
         self.relays = Relays(transport)  # the real endpoints upstream's PUSH sockets connect to
-        weakref.finalize(self, self.relays.close)  # a world that never closes its manager
+        close_when_collected(self, self.relays)  # a world that never closes its manager
 
     # -- hook points around upstream's methods ---------------------------------------
     def update_status(self, bootstrap_room: int, status: Any) -> None:

@@ -57,6 +57,7 @@ world that never closes it, such as an exploration's).
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import socket
 import sys
@@ -224,6 +225,7 @@ class Relays:
     """One manager's relays, by scenario endpoint, and the sockets upstream made for them."""
 
     def __init__(self, transport: Any) -> None:
+        close_orphans()
         self.transport = transport
         self.ctx = _context()
         self.by_scenario: dict[str, Relay] = {}
@@ -323,6 +325,23 @@ class Relays:
                 getattr(cls, "_socket_locks", {}).pop(endpoint, None)
             if sock is not None:
                 sock.close(linger=0)
+
+
+_ORPHANS: list[Relays] = []  # relays of managers collected unclosed, not yet closed
+
+
+def close_when_collected(owner: object, relays: Relays) -> None:
+    """Close `relays` once `owner` is collected, but not in the collecting thread: a
+    collection can run inside any thread, an explored one included, where taking a lock
+    would wait on frontrun's scheduler for ever. The next `Relays` made, or the exit,
+    closes them."""
+    weakref.finalize(owner, _ORPHANS.append, relays)
+
+
+@atexit.register
+def close_orphans() -> None:
+    while _ORPHANS:
+        _ORPHANS.pop().close()
 
 
 _FAILING = threading.local()  # .relays: the manager whose node failure this thread handles
