@@ -68,6 +68,25 @@ def test_only_behaviour_free_survivors_are_equivalent() -> None:
     assert _classed("remove a lock", "with self.connection_lock:").startswith("gap: the default run")
 
 
+@pytest.mark.parametrize(
+    ("body", "judged"),
+    [
+        # one C-level read or copy, or a lock only the heartbeat thread takes
+        ("cached_bootstrap_infos = self.kv_mgr.connection_pool.get(bootstrap_key)", "equivalent"),
+        ("addresses = list(self.prefill_info_table.keys())", "equivalent"),
+        ("session = self.session_pool[bootstrap_addr]", "equivalent"),
+        # a write another thread's iteration can meet, a check-then-act, a section of many steps
+        ("cached_bootstrap_infos = self.kv_mgr.connection_pool.setdefault(", "gap"),
+        ("for bootstrap_key, bootstrap_infos in self._connection_pool_entries.items():", "gap"),
+        ("keys_to_remove = [", "gap"),
+        ("sock.send_multipart(", "gap"),
+    ],
+)
+def test_a_removed_lock_is_equivalent_only_where_no_thread_can_split_it(body: str, judged: str) -> None:
+    why = classify("remove a lock", "with self.kv_mgr.connection_lock:", "stale-bootstrap", "", body)
+    assert why.startswith(judged), why
+
+
 def test_a_log_is_summed_up_with_equivalents_out_of_the_rate(tmp_path, capsys) -> None:
     from upstream_wheels import wheel
 

@@ -1,8 +1,9 @@
 """Why a mutant of upstream's code survives: equivalent, or a gap with the check it needs.
 
-`classify(operator, line, lesson, block="")` reads what the mutant changed (its
-operator, the source line it changed and the header of the block around it, e.g. `if
-self.bootstrap_infos is None:`; the same in every release that has them) and answers
+`classify(operator, line, lesson, block="", body="")` reads what the mutant changed
+(its operator, the source line it changed, the header of the block around it, e.g. `if
+self.bootstrap_infos is None:`, and for a removed lock the first statement it guarded;
+the same in every release that has them) and answers
 either `equivalent: <why no execution can tell it apart>` or
 `gap: <what would catch it>`. Only survivors are classified (`mutate.summarize`): a
 rule never turns a kill into anything. An equivalent survivor is left out of the kill
@@ -66,6 +67,23 @@ EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
     ("delete a statement", r"^self\._connection_pool_entries\.clear\(\)$", "",
      "a second invalidation by the same receiver finds its recorded objects gone from the pool (an "
      "identity test) and a receiver fills the pool only once, so the kept record drops nothing"),
+)  # fmt: skip
+
+_GIL = (
+    "the section is one C-level operation on a dict with str keys (no bytecode runs inside it, so no "
+    "thread switches there: atomic under the GIL, and under free-threaded CPython's per-dict lock); "
+)
+# A removed lock, by the first statement it guarded: sections no other thread can split.
+UNCONTENDED: tuple[tuple[str, str], ...] = (
+    (r"^cached_bootstrap_infos = self\.kv_mgr\.connection_pool\.get\(bootstrap_key\)$",
+     _GIL + "a read of one key, which sees the entry or its absence, as a locked read placed before or "
+     "after each writer's section does, and the receiver reads nothing else of the pool after it"),
+    (r"^addresses = list\(self\.prefill_info_table\.keys\(\)\)$",
+     _GIL + "`list()` of the keys view copies them in C after sizing the list (no allocation, so no "
+     "collection, during the copy), and sees one state of the table, as a locked copy does"),
+    (r"session_pool",
+     "only the heartbeat thread touches `session_pool` (upstream's one reader and writer, in this loop, "
+     "and one heartbeat thread per manager): the lock is never contended"),
 )  # fmt: skip
 
 # The same, for gaps: what the default run does not drive, and what would catch it.
@@ -139,9 +157,13 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
 )  # fmt: skip
 
 
-def classify(operator: str, line: str, lesson: str, block: str = "") -> str:
+def classify(operator: str, line: str, lesson: str, block: str = "", body: str = "") -> str:
     """`equivalent: why` or `gap: why` for a survivor that changed `line` (in the block
-    headed `block`) with `operator`."""
+    headed `block`) with `operator`; `body`: a removed lock's first guarded statement."""
+    if operator == "remove a lock":
+        for pattern, why in UNCONTENDED:
+            if re.search(pattern, body):
+                return "equivalent: " + why
     for rules, prefix in ((EQUIVALENT, "equivalent: "), (GAPS, "")):
         for op, pattern, header, why in rules:
             if (
@@ -151,6 +173,13 @@ def classify(operator: str, line: str, lesson: str, block: str = "") -> str:
             ):
                 return prefix + why
     return f"gap: no check of {lesson} or the other lessons reads it"
+
+
+def body_of(text: str, line: int) -> str:
+    """The line after line `line` (1-based) of `text`, stripped: in a removed lock's
+    mutant (`with ...:` made `if True:`), the first statement it guarded."""
+    lines = text.splitlines()
+    return lines[line].strip() if line < len(lines) else ""
 
 
 def block_of(text: str, line: int) -> str:
