@@ -11,6 +11,7 @@
 #   --resume: keep the mutants each release's committed log has as detected, judge the rest
 #             (valid while the checks only grew: a verdict that differed still differs)
 #   MUTATION_SUMMARY_ONLY=1: rewrite the .md files and MUTATION.md from the logs, run nothing
+#   MUTATION_DEEP=1: judge each survivor again with its lesson's default run (the simulation)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${SGLANG_WHEELS:-.cache/sglang}"
@@ -31,7 +32,9 @@ for release in "${releases[@]}"; do
   fi
   from=()
   if [ "${#resume[@]}" -gt 0 ]; then cp "$out/$release.log" "$out/$release.log.before"; from=(--resume "$out/$release.log.before"); fi
-  "${mutate[@]}" "$wheel" --jobs "${JOBS:-2}" "${from[@]}" --out "$out/$release.md" --log "$out/$release.log" >/dev/null
+  deep=()
+  [ -z "${MUTATION_DEEP:-}" ] || deep=(--deep)
+  "${mutate[@]}" "$wheel" --jobs "${JOBS:-2}" "${from[@]}" "${deep[@]}" --out "$out/$release.md" --log "$out/$release.log" >/dev/null
   rm -f "$out/$release.log.before"
 done
 { "${mutate[@]}" --header; for release in 0.5.19 0.5.23; do [ -f "$out/$release.md" ] && cat "$out/$release.md"; done; } \

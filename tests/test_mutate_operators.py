@@ -10,7 +10,7 @@ import pytest
 
 from reference.mutate.mutants import generate
 from reference.mutate.operators import OPERATORS, mutate
-from reference.mutate.runner import Judge, _only_bounds, compare
+from reference.mutate.runner import Judge, only_bounds, compare
 
 
 def _src(text: str) -> str:
@@ -234,9 +234,9 @@ def test_a_deep_check_out_of_time_is_a_bound_not_a_kill():
         "but stopped at the 0.232 s bound (0.3 s)"
     )
     sim = "live-set-race/simulation: the time ran out after 52 of 61 planned runs (16.8 s)"
-    assert _only_bounds(diffs, explore) and _only_bounds(diffs, f"{explore} | {sim}")
-    assert not _only_bounds(diffs, f"{explore} | stale-bootstrap/story: scenario raised KeyError: 1")
-    assert not _only_bounds([*diffs, "stale-bootstrap/story: ok -> bug"], explore)
+    assert only_bounds(diffs, explore) and only_bounds(diffs, f"{explore} | {sim}")
+    assert not only_bounds(diffs, f"{explore} | stale-bootstrap/story: scenario raised KeyError: 1")
+    assert not only_bounds([*diffs, "stale-bootstrap/story: ok -> bug"], explore)
 
 
 def _fixed_mutant(operator: str, description: str):

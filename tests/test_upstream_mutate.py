@@ -10,7 +10,7 @@ import ast
 
 import pytest
 
-from reference.upstream.mutate import _plan, main, mutants
+from reference.upstream.mutate import _plan, all_mutants, main, mutants
 from reference.upstream.survivors import classify
 
 SOURCE = '''
@@ -126,3 +126,21 @@ def test_resume_keeps_the_detected_and_only_reopens_the_asked(tmp_path) -> None:
     assert todo == [1, 2] and list(kept) == [0]  # a survivor, and the older log's `ok`, judged again
     todo, kept = _plan(argparse.Namespace(resume=log, only=[1]), 3)
     assert todo == [0] and sorted(kept) == [1, 2]  # only mutant 1 judged, every other line kept
+
+
+@pytest.mark.slow
+def test_the_deep_stage_judges_a_survivor_with_the_simulation(tmp_path) -> None:
+    """0.5.19's `is` -> `==` in `invalidate_cached_bootstrap_infos` passes every hand-built
+    check (`--quick`); the default run's simulation restarts a prefill on its own ports,
+    where the two differ, and tells it apart."""
+    from upstream_wheels import wheel
+
+    release = wheel("0.5.19")
+    log = tmp_path / "deep.log"
+    every = all_mutants(release)
+    index = 1 + next(
+        i for i, m in enumerate(every) if m.operator == "is -> ==" and "is bootstrap_infos" in m.before
+    )
+    assert main([str(release), "--only", str(index), "--deep", "--jobs", "1", "--log", str(log)]) == 0
+    (line,) = log.read_text().splitlines()
+    assert " killed " in line and "stale-bootstrap/simulation: ok -> bug" in line, line

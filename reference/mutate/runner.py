@@ -101,7 +101,7 @@ def _unknown_symptoms(payload: dict) -> str:
 TIME_BOUNDS = ("time bound", "cut at its bound", "but stopped at the", "the time ran out")
 
 
-def _only_bounds(diffs: list[str], note: str) -> bool:
+def only_bounds(diffs: list[str], note: str) -> bool:
     """Every differing verdict became `unknown` and every undecided check hit a time bound."""
     return all(d.endswith("-> unknown") or d.endswith("-> absent") for d in diffs) and all(
         any(bound in part for bound in TIME_BOUNDS) for part in note.split(" | ")
@@ -194,7 +194,7 @@ class Judge:
                 if status != "ran":
                     return Outcome(mutant, status, seconds, note=note, stage=where)
                 verdict, diffs = compare(baseline, verdicts)
-                if verdict == "unknown" and stage > 0 and _only_bounds(diffs, note):
+                if verdict == "unknown" and stage > 0 and only_bounds(diffs, note):
                     # A deep check bounded in wall-clock time that ran out under load
                     # says nothing about the mutant: reported apart, counted nowhere.
                     return Outcome(mutant, "inconclusive", seconds, diffs, note=note, stage=where)

@@ -31,6 +31,7 @@ import __future__
 import ast
 import importlib.abc
 import importlib.machinery
+import linecache
 import logging
 import re
 import sys
@@ -159,6 +160,8 @@ class UpstreamLoad:
             tree = ast.parse(text, filename)
         except SyntaxError as exc:
             raise UpstreamError(f"{self.source.label}: sglang/{rel} does not parse here: {exc}") from None
+        # Tracebacks and symptoms quote upstream's lines (an mtime of None: never rechecked).
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         self._executing.append(rel)
         try:
             self._run(module, rel, tree, filename)

@@ -30,13 +30,14 @@ import copy
 import shutil
 import sys
 import tempfile
+import threading
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.mutate.runner import Verdicts, compare, run_impl
+from reference.mutate.runner import Verdicts, compare, only_bounds, run_impl
 from reference.upstream.survivors import block_of, body_of, classify
 from reference.upstream.trees import DISAGG, make_tree
 
@@ -198,41 +199,91 @@ SURVIVED = "survived"
 # The story and the hand-built checks, as every mutant of the committed results was judged;
 # the deep checks (the simulation, on upstream too) are left to a later stage of survivors.
 JUDGED_WITH = ("--quick",)
+# That stage (`--deep`): the default run of the survivor's own lesson, the simulation with
+# it (the explorations do not run on upstream there: `--explore` is apart).
+DEEP_WITH: tuple[str, ...] = ()
 
 
 class BaselineError(Exception):
     """The unmutated tree did not give the same verdicts twice."""
 
 
-def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
-    """Every lesson's and check's verdict on the unmutated tree, from two runs that must
-    agree (a verdict that varied would pass for a kill)."""
-    tree = make_tree(wheel, root)
-    runs = [run_impl(tree, (), timeout, JUDGED_WITH, flag="--sglang") for _ in range(2)]
+def _agreed(
+    tree: Path, lessons: tuple[str, ...], timeout: float, extra: tuple[str, ...], what: str
+) -> Verdicts:
+    runs = [run_impl(tree, lessons, timeout, extra, flag="--sglang") for _ in range(2)]
     for status, _, note in runs:
         if status != "ran":
-            raise BaselineError(f"unmutated {wheel.name}: {status} {note}")
+            raise BaselineError(f"unmutated {what}: {status} {note}")
     if runs[0][1] != runs[1][1]:
         diffs = compare(runs[0][1], runs[1][1])[1]
-        raise BaselineError(f"unmutated {wheel.name}: verdicts differ between two runs: {diffs[:3]}")
+        raise BaselineError(f"unmutated {what}: verdicts differ between two runs: {diffs[:3]}")
     return runs[0][1]
 
 
-def judge(wheel: Path, mutant: Mutant, root: Path, unmutated: Verdicts, timeout: float) -> tuple[str, str]:
+def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
+    """Every lesson's and check's verdict on the unmutated tree, from two runs that must
+    agree (a verdict that varied would pass for a kill)."""
+    return _agreed(make_tree(wheel, root), (), timeout, JUDGED_WITH, wheel.name)
+
+
+class DeepBaselines:
+    """Per lesson, the unmutated tree's verdicts in the default run (two runs that agree),
+    made the first time a survivor of that lesson needs them."""
+
+    def __init__(self, wheel: Path, root: Path, timeout: float) -> None:
+        self.tree, self.timeout = make_tree(wheel, root), timeout
+        self.wheel, self.lock = wheel, threading.Lock()
+        self.known: dict[str, Verdicts] = {}
+
+    def __call__(self, lesson: str) -> Verdicts:
+        with self.lock:  # one baseline at a time: two jobs never make the same one twice
+            if lesson not in self.known:
+                what = f"{self.wheel.name} ({lesson}, default run)"
+                self.known[lesson] = _agreed(self.tree, (lesson,), self.timeout, DEEP_WITH, what)
+            return self.known[lesson]
+
+
+def judge(
+    wheel: Path,
+    mutant: Mutant,
+    root: Path,
+    unmutated: Verdicts,
+    timeout: float,
+    deep: DeepBaselines | None = None,
+) -> tuple[str, str]:
     """(outcome, what told it apart): every lesson with every check through `--sglang`
     on the mutant's tree, compared verdict by verdict with the unmutated tree's
     (`reference/mutate/runner.py`): `killed`, `unknown`, `timeout`, `import-error` or
-    `survived`."""
+    `survived`. With `deep`, a survivor is judged again by its lesson's default run; a
+    difference there that is only a deep check hitting its time bound is no kill."""
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
         status, verdicts, note = run_impl(tree, (), timeout, JUDGED_WITH, flag="--sglang")
+        if status != "ran":
+            return status, note
+        outcome, diffs = compare(unmutated, verdicts)
+        if outcome == SURVIVED and deep is not None:
+            return _deeper(tree, mutant, deep, timeout)
     finally:
         shutil.rmtree(tree, ignore_errors=True)
+    return outcome, _told(diffs)
+
+
+def _deeper(tree: Path, mutant: Mutant, deep: DeepBaselines, timeout: float) -> tuple[str, str]:
+    expected = deep(mutant.lesson)
+    status, verdicts, note = run_impl(tree, (mutant.lesson,), timeout, DEEP_WITH, flag="--sglang")
     if status != "ran":
-        return status, note
-    outcome, diffs = compare(unmutated, verdicts)
-    return outcome, "; ".join(diffs[:4]) + (f" (+{len(diffs) - 4})" if len(diffs) > 4 else "")
+        return status, f"default run: {note}"
+    outcome, diffs = compare(expected, verdicts)
+    if outcome == "unknown" and only_bounds(diffs, note):
+        return SURVIVED, f"default run undecided (a time bound): {_told(diffs)}"
+    return outcome, ("default run: " + _told(diffs)) if diffs else ""
+
+
+def _told(diffs: list[str]) -> str:
+    return "; ".join(diffs[:4]) + (f" (+{len(diffs) - 4})" if len(diffs) > 4 else "")
 
 
 def _verdicts(log: list[str]) -> dict[int, str]:
@@ -305,10 +356,15 @@ def _judge_all(args: argparse.Namespace, found: list[Mutant]) -> list[str]:
     todo, lines = _plan(args, len(found))
     with tempfile.TemporaryDirectory(prefix="sglang-mutants-") as scratch:
         unmutated = baseline(args.wheel, Path(scratch) / "unmutated", args.timeout)
+        deep = (
+            DeepBaselines(args.wheel, Path(scratch) / "unmutated-deep", args.timeout) if args.deep else None
+        )
 
         def one(index: int) -> None:
             mutant = found[index]
-            outcome, how = judge(args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout)
+            outcome, how = judge(
+                args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout, deep
+            )
             lines[index] = (
                 f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
                 + (f" | {how}" if how else "")
@@ -388,6 +444,11 @@ def main(argv: list[str] | None = None) -> int:
         help="keep the detected mutants of this log (with --only: every line but those), judge the rest",
     )
     parser.add_argument("--log", type=Path, default=None, help="write one line per mutant here")
+    parser.add_argument(
+        "--deep",
+        action="store_true",
+        help="judge a survivor again with its lesson's default run (the simulation)",
+    )
     args = parser.parse_args(argv)
     if args.header:
         print(HEADER)
