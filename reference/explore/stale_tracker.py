@@ -76,6 +76,11 @@ def room_reused(world: World) -> None:
             world.reused = True
 
 
+def failure_then_room_reused(world: World) -> None:
+    world.manager._handle_node_failure(ADDR)
+    room_reused(world)
+
+
 def check_reused(world: World) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
     tracked = world.manager.addr_to_rooms_tracker.get(ADDR)
@@ -103,6 +108,15 @@ PROPERTIES = (
         setup=World,
         workers=(("mori-cleanup", mori_cleanup), ("failure-new-request", failure_then_new_request)),
         check=check,
+    ),
+    Property(
+        lesson="stale-tracker",
+        id="late-cleanup-keeps-reused-room",
+        claim="a cleanup racing a failure and the room id's reuse never untracks the new request's room",
+        needs=("KVManager", "KVManager._handle_node_failure", "KVManager._cleanup_room_tracking"),
+        setup=World,
+        workers=(("failure-room-reused", failure_then_room_reused), ("mori-cleanup", mori_cleanup)),
+        check=check_reused,
     ),
     Property(
         lesson="stale-tracker",
