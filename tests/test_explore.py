@@ -19,6 +19,7 @@ BUGGY_SYMPTOMS = {
     "invalidation-vs-replacement": "port 2001 stays cached after",
     "hit-vs-eviction": "KeyError",
     "late-cleanup-keeps-new-set": "of the re-registered prefill is tracked nowhere",
+    "late-cleanup-keeps-reused-room": "reused by a new request, is tracked nowhere",
     "no-record-after-clear": "keeps a failure record",
 }
 

@@ -14,6 +14,16 @@ threads are done, so the prefill's next failure fails it. A cleanup that checks 
 is the tracker's and pops the address later, with nothing held between, pops the new
 set when the failure and the re-registration fall between the two.
 
+Property `late-cleanup-keeps-reused-room` (HARDEN(stale-tracker)): the same cleanup of
+OLD while the heartbeat fails the prefill and then a new request reuses the room id OLD
+on it (once OLD's address mapping is gone, in one locked step). Whatever the
+interleaving, nothing raises and the reused OLD is still tracked under the address at
+the end. A cleanup that pops OLD's address and looks the set up later, outside the
+lock, finds the new request's set, which passes its identity check, and discards the
+reused room from it (a re-registration under a new room id cannot show this: the new
+room is in its set by the time the cleanup's locked second step runs). The failure
+thread is thread 0: frontrun's search finds that order only from there.
+
 Property `clear-keeps-reused-room` (HARDEN(stale-tracker)): the scheduler clears room
 OLD (`clear(OLD)`) while a new request reuses the room id OLD on the same prefill: once
 OLD's address mapping is gone (the old request's tracking is over) it tracks OLD there
@@ -76,6 +86,11 @@ def room_reused(world: World) -> None:
             world.reused = True
 
 
+def failure_then_room_reused(world: World) -> None:
+    world.manager._handle_node_failure(ADDR)
+    room_reused(world)
+
+
 def check_reused(world: World) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
     tracked = world.manager.addr_to_rooms_tracker.get(ADDR)
@@ -103,6 +118,15 @@ PROPERTIES = (
         setup=World,
         workers=(("mori-cleanup", mori_cleanup), ("failure-new-request", failure_then_new_request)),
         check=check,
+    ),
+    Property(
+        lesson="stale-tracker",
+        id="late-cleanup-keeps-reused-room",
+        claim="a cleanup racing a failure and the room id's reuse never untracks the new request's room",
+        needs=("KVManager", "KVManager._handle_node_failure", "KVManager._cleanup_room_tracking"),
+        setup=World,
+        workers=(("failure-room-reused", failure_then_room_reused), ("mori-cleanup", mori_cleanup)),
+        check=check_reused,
     ),
     Property(
         lesson="stale-tracker",
