@@ -150,8 +150,9 @@ CHECKS = (
     Check(
         "abort-recorded",
         "a request aborted in flight has a failure reason recorded and reads Failed in the manager's table",
-        "abort(): record_failure, then update_status(Failed), then latch "
-        "(https://github.com/sgl-project/sglang/pull/24522), the abort aborted-stays-failed reads",
+        "abort(): record_failure, update_status(Failed), latch "
+        "(https://github.com/sgl-project/sglang/pull/24522), "
+        f"the abort whose notification the waiting-timeout hunk shares ({HUNKS})",
         aborts.abort_recorded,
     ),
     Check(
