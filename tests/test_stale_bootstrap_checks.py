@@ -37,6 +37,7 @@ BUGGY_PASSES = {
     "dead-prefill-disconnected",
     "send-after-failed-init",
     "aborted-stays-failed",
+    "abort-recorded",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).

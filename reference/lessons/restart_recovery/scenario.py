@@ -32,6 +32,7 @@ from types import ModuleType
 from reference.harness.deep import exploration_checks
 from reference.harness.lesson import Lesson, Options
 from reference.harness.result import Event, Observation
+from reference.lessons.restart_recovery.checks import CHECKS
 from reference.lessons.stale_bootstrap.world import Outcome, World, open_world, waiting_timeout_text
 from reference.sim.check import simulation_check
 from reference.status import KVPoll
@@ -158,5 +159,5 @@ LESSON = Lesson(
     needs=("KVManager", "KVReceiver", "KVManager.try_ensure_parallel_info", "KVManager.listen"),
     body=observe,
     transports=("mock", "loopback"),
-    checks=(simulation_check("restart-recovery"), *exploration_checks("restart-recovery")),
+    checks=(*CHECKS, simulation_check("restart-recovery"), *exploration_checks("restart-recovery")),
 )

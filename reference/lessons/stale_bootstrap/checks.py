@@ -148,6 +148,14 @@ CHECKS = (
         aborts.aborted_stays_failed,
     ),
     Check(
+        "abort-recorded",
+        "a request aborted in flight has a failure reason recorded and reads Failed in the manager's table",
+        "abort(): record_failure, update_status(Failed), latch "
+        "(https://github.com/sgl-project/sglang/pull/24522), "
+        f"the abort whose notification the waiting-timeout hunk shares ({HUNKS})",
+        aborts.abort_recorded,
+    ),
+    Check(
         "dead-prefill-disconnected",
         "a prefill the heartbeat declares dead: the sockets to each of its ranks are disconnected",
         f"the failure handler that drops the entries this PR caches: disconnect_endpoint for each rank "

@@ -14,7 +14,8 @@ the room's metadata drops it. What the check asks, on any variant:
   and tells the prefill nothing).
 
 `aborted_stays_failed`: an aborted request reads Failed, a late Success for its room
-notwithstanding.
+notwithstanding. `abort_recorded`: an aborted request's failure is in the manager, not
+only in its receiver: a reason recorded for the room and Failed in the status table.
 
 What each rank was told is counted where the mock network delivers to it
 (`ScriptedNetwork.aborts`); the variant is driven only through the variant protocol.
@@ -122,4 +123,27 @@ def aborted_stays_failed(variant: ModuleType, options: Options) -> Observation:
         return Observation("bug", f"room {room} aborted in flight, then a late Success: polls read {shown}")
     return Observation(
         "ok", f"room {room} aborted in flight reads Failed, a late Success before its poll notwithstanding"
+    )
+
+
+@judged
+def abort_recorded(variant: ModuleType, options: Options) -> Observation:
+    """A request aborted in flight leaves its end in the manager, as PR #24522 made `abort()`
+    do: a failure reason recorded for its room (what `failure_exception()` reports) and
+    Failed in the status table (what the decode's other readers of the room see). Only that
+    a reason is recorded is asked, never its wording."""
+    with check_world(variant, "upstream", tp=TP) as world:
+        receiver = _in_flight(world)
+        room = receiver.bootstrap_room
+        receiver.abort()
+        recorded = room in world.manager.failure_records
+        status = KVPoll(world.manager.check_status(room))
+        receiver.clear()
+    if not recorded or status != KVPoll.Failed:
+        reason = "a reason recorded" if recorded else "no failure reason recorded"
+        return Observation(
+            "bug", f"room {room} aborted in flight: {reason}, the manager's table reads {status.name}"
+        )
+    return Observation(
+        "ok", f"room {room} aborted in flight: its failure reason recorded, the manager's table reads Failed"
     )
