@@ -164,6 +164,13 @@ _ATOMIC_POP = (
     "`clear` and `_open_lifecycle`) read nothing the pop changes before their own store, so a pop "
     "inside one of them equals a pop just before it"
 )
+_RECORD_LOCK_WIDER = (
+    "the lock now also covers `answers.pop`, which takes no lock and which no other holder of "
+    "`failure_lock` (`record_failure`, `failure_exception`) reads; `request_status` is still popped "
+    "before the section and the record inside it, so a `record_failure` ordered before the section "
+    "finds the room and its record is popped, and one ordered after finds no room, as before "
+    "(the explored `no-record-after-clear` holds on it)"
+)
 _RECORD_RACE = (
     "`record_failure`'s check (`room in request_status`) and store are no longer atomic with "
     "`clear`'s pop of the record: a late abort that passed the check before `clear` popped "
@@ -848,7 +855,7 @@ JUDGMENTS.update(
         "2e5c331ec9": (GAP, _HELD_LOCK),
         "a6f464c923": (GAP, _HELD_LOCK),
         "4ef3f73f87": (GAP, _HELD_LOCK),
-        "c501d65b70": (GAP, _RECORD_RACE),
+        "c501d65b70": (EQ, _RECORD_LOCK_WIDER),
         "bdd1b4e790": (GAP, _ANSWERS_REUSE),
         "2adf4e1036": (GAP, _ANSWERS_COUNT),
         "4208f43803": (GAP, _ANSWERS_COUNT),
