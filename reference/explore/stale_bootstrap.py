@@ -28,6 +28,20 @@ receivers' `poll()` and `bootstrap_infos`, and exceptions):
   fill, then drops the fresh entry. Preemption bound 1 (a check-then-act needs one).
 - `hit-vs-eviction`: a receiver's `init()` looks the key up while the heartbeat evicts
   that prefill (`_handle_node_failure`). No thread raises: lookup and read are one step.
+- `invalidation-vs-eviction` (bound 1): the one holder's send to the restarted prefill
+  fails (it invalidates), then a new request on that thread, while the heartbeat evicts
+  that prefill. No thread raises (the heartbeat's key snapshot, then its index and `del`,
+  against the invalidation's `del`: both under `connection_lock`, or one raises
+  KeyError), and no request sends to a port after a send on it failed.
+- `fill-vs-other-eviction` (bound 2): a request fills the cache for a second prefill
+  (`OTHER_ADDR`, another entry of it cached) while the heartbeat evicts the first. No
+  thread raises: the eviction walks the pool, and an insertion during that walk raises
+  RuntimeError. The pool is a `SeenPool`, whose steps the explorer sees (below).
+- `cp-rank-route-fails`, `cp-rank-refuses`: one request to a CP-2 prefill whose CP rank 1
+  never answers its route (503), or answers and refuses every send; the request polls
+  past the waiting timeout. It ends Failed, nothing it fetched is cached after any of its
+  calls, and no rank got its metadata. One thread (one interleaving): the interleaving is
+  not the point, the world is, a CP rank failing after an earlier one was cached.
 """
 
 from __future__ import annotations
@@ -45,18 +59,25 @@ from reference.status import KVPoll
 
 class World(ThreadErrors):
     def __init__(
-        self, variant: ModuleType, holders: int = 0, restart: bool = False, first_holder_sends: bool = False
+        self,
+        variant: ModuleType,
+        holders: int = 0,
+        restart: bool = False,
+        first_holder_sends: bool = False,
+        prefill: StubPrefill | None = None,
     ) -> None:
         super().__init__()
         # The receiver class, not the module: frontrun walks the state's object graph
         # before every interleaving, and a module would drag every global along.
-        self.receiver_class, self.prefill = variant.KVReceiver, StubPrefill()
+        self.receiver_class, self.prefill = variant.KVReceiver, prefill or StubPrefill()
         self.manager = variant.KVManager(self.prefill, ManagerConfig(), VirtualClock())
-        self.manager.listen(KVMemory(regions=1, pages=2, item_len=8))
+        self.manager.listen(KVMemory(regions=self.prefill.cp, pages=2, item_len=8))  # a region per CP rank
         assert self.manager.try_ensure_parallel_info(ADDR)
         self.holders = [self._receiver(100 + i) for i in range(holders)]
         for receiver in self.holders:
             receiver.init(0)
+        self.ended: dict[int, KVPoll] = {}  # room -> its last poll (CP requests)
+        self.cached_between: list[str] = []  # the first entry a failed setup left cached (CP requests)
         self.pending: list[Any] = []  # receivers whose metadata goes out after the threads end
         self.send_failed: list[int] = []  # ports a send failed on
         self.sent_ok: list[int] = []  # ports a request completed on
@@ -67,6 +88,11 @@ class World(ThreadErrors):
 
     def _receiver(self, room: int) -> Any:
         return self.receiver_class(self.manager, ADDR, room)
+
+    def note_cached(self, after: str) -> None:
+        """What the pool holds between a lone request's calls (CP worlds: no setup completes)."""
+        if self.manager.connection_pool and not self.cached_between:
+            self.cached_between.append(f"{', '.join(sorted(self.manager.connection_pool))} after {after}")
 
     def cached_ports(self) -> list[int] | None:
         infos = self.manager.connection_pool.get(KEY)
@@ -148,6 +174,106 @@ def check_no_errors(world: World) -> list[str]:
     return [f"thread died: {error}" for error in world.errors]
 
 
+def _holder_fails_then_request(world: World) -> None:
+    """The holder's send to the restarted prefill fails; then a new request on this thread."""
+    world.send(world.holders[0])
+    world.request(1)
+
+
+def check_no_resend_to_failed(world: World) -> list[str]:
+    """No thread raises; no request sends to a port after a send on it failed (one holder)."""
+    world.finish()
+    problems = check_no_errors(world)
+    for port in sorted(set(world.send_failed)):
+        count = world.send_failed.count(port)
+        if count > 1:
+            problems.append(f"port {port}: {count} sends failed on it (used after a failed send)")
+    return problems
+
+
+class SeenPool(dict):
+    """The connection pool with its iteration in Python, each step a read of the pool.
+
+    frontrun reports a `for key in pool` (a comprehension's, on Python 3.11) as one read at
+    `GET_ITER`, never its steps, so DPOR would never put another thread's insertion between
+    two of them (the insertion then raises RuntimeError in the iteration). Here each step
+    reads `self[key]`, which the explorer sees; what the iteration yields, and what an
+    insertion during it does, are a dict's.
+    """
+
+    def __iter__(self) -> Any:
+        for key in dict.__iter__(self):
+            self[key]  # the read the explorer sees
+            yield key
+
+
+OTHER_ADDR = "10.0.0.3:8998"  # a second prefill behind its own bootstrap address (same stub)
+
+
+def other_prefill_world(variant: ModuleType) -> World:
+    """One entry of `OTHER_ADDR` cached (dp 1); the pool's iteration visible (`SeenPool`)."""
+    world = World(variant)
+    if type(world.manager.connection_pool) is dict:
+        world.manager.connection_pool = SeenPool(world.manager.connection_pool)
+    assert world.manager.try_ensure_parallel_info(OTHER_ADDR)
+    holder = world.receiver_class(world.manager, OTHER_ADDR, 100)
+    holder.init(1)
+    world.holders.append(holder)
+    return world
+
+
+def _other_prefill_fill(world: World) -> None:
+    world.receiver_class(world.manager, OTHER_ADDR, 1).init(0)
+
+
+POLLS, POLL_STEP = 8, 60.0  # a request polls every POLL_STEP virtual seconds, at most POLLS times
+
+
+def cp_world(route_fails: int | None = None, refuses: int | None = None) -> Any:
+    def setup(variant: ModuleType) -> World:
+        return World(variant, prefill=StubPrefill(cp=2, route_fails=route_fails, refuses=refuses))
+
+    return setup
+
+
+def _cp_request(room: int) -> Worker:
+    """A request to the CP-2 prefill: `init()`, its metadata unless that failed, then
+    `poll()` every POLL_STEP virtual seconds until it ends (past the waiting timeout)."""
+
+    def request(world: World) -> None:
+        receiver = world._receiver(room)
+        receiver.init(0)
+        world.note_cached("init()")
+        if receiver.poll() != KVPoll.Failed:
+            receiver.send_metadata([0])
+        for step in range(POLLS):
+            if receiver.poll() in (KVPoll.Failed, KVPoll.Success):
+                break
+            world.note_cached(f"poll {step + 1}")
+            world.manager.clock.advance(POLL_STEP)
+        world.ended[room] = receiver.poll()
+
+    return request
+
+
+def check_cp_rank_failed(world: World) -> list[str]:
+    """One CP rank never answers: every request Failed, nothing it fetched cached, and no
+    rank asked to transfer (metadata to part of the ranks)."""
+    problems = check_no_errors(world)
+    for room, status in sorted(world.ended.items()):
+        if status != KVPoll.Failed:
+            problems.append(f"room {room} ends {status.name}, not Failed, with a CP rank unreachable")
+    cached = sorted(world.manager.connection_pool)
+    if cached:
+        problems.append(f"every request failed, but the cache keeps {', '.join(cached)}")
+    elif world.cached_between:
+        problems.append(f"a failed setup left its generation cached: {world.cached_between[0]}")
+    if world.prefill.metadata_to:
+        ports = sorted(set(world.prefill.metadata_to))
+        problems.append(f"metadata reached port(s) {ports} though a CP rank never answered")
+    return problems
+
+
 NEEDS = ("KVManager", "KVReceiver")
 LESSON = "stale-bootstrap"
 
@@ -193,5 +319,47 @@ PROPERTIES = (
         setup=lambda variant: World(variant, holders=1),
         workers=(("receiver-init", _init(1)), ("heartbeat-evicts", heartbeat_evicts)),
         check=check_no_errors,
+    ),
+    Property(
+        lesson=LESSON,
+        id="invalidation-vs-eviction",
+        claim="a failed send's invalidation racing the heartbeat's eviction raises nothing, "
+        "and no request sends to a port after a send on it failed",
+        needs=(*NEEDS, "KVManager._handle_node_failure"),
+        setup=lambda variant: World(variant, holders=1, restart=True),
+        workers=(
+            ("holder-send-then-request", _holder_fails_then_request),
+            ("heartbeat-evicts", heartbeat_evicts),
+        ),
+        check=check_no_resend_to_failed,
+        bound=1,  # unbounded: 1584 interleavings on fixed (27 s), over 30 s on hardened
+    ),
+    Property(
+        lesson=LESSON,
+        id="fill-vs-other-eviction",
+        claim="a request filling the cache for one prefill while the heartbeat evicts another raises nothing",
+        needs=(*NEEDS, "KVManager._handle_node_failure"),
+        setup=other_prefill_world,
+        workers=(("other-prefill-fill", _other_prefill_fill), ("heartbeat-evicts", heartbeat_evicts)),
+        check=check_no_errors,
+        bound=2,  # the fill must land inside the eviction's iteration, itself after the fill's init
+    ),
+    Property(
+        lesson=LESSON,
+        id="cp-rank-route-fails",
+        claim="with CP rank 1's route failing, requests end Failed, cache nothing and send no metadata",
+        needs=NEEDS,
+        setup=cp_world(route_fails=1),
+        workers=(("request", _cp_request(1)),),
+        check=check_cp_rank_failed,
+    ),
+    Property(
+        lesson=LESSON,
+        id="cp-rank-refuses",
+        claim="with CP rank 1 refusing every send, requests end Failed, cache nothing and send no metadata",
+        needs=NEEDS,
+        setup=cp_world(refuses=1),
+        workers=(("request", _cp_request(1)),),
+        check=check_cp_rank_failed,
     ),
 )
