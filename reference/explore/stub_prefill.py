@@ -71,7 +71,10 @@ class StubPrefill:
 
     def get_route(self, bootstrap_addr: str, params: Mapping[str, int]) -> Reply:
         if params.get("target_tp_rank") == -1:
-            return Reply(200, {**LAYOUT, "attn_cp_size": self.cp})
+            # with CP > 1, upstream's decode pulls from every CP rank only when the prefill
+            # splits its cache layers across them (else from CP rank 0 alone); ours always does
+            split = self.cp > 1
+            return Reply(200, {**LAYOUT, "attn_cp_size": self.cp, "enable_dsa_cache_layer_split": split})
         cp_rank = params.get("prefill_cp_rank", 0)
         if cp_rank == self.route_fails:
             return Reply(503, "no prefill rank registered")
