@@ -35,13 +35,13 @@ CP_STRIDE = 100  # port offset of CP rank r: r * CP_STRIDE
 
 
 class StubSocket:
-    def __init__(self, prefill: StubPrefill, port: int) -> None:
-        self.prefill, self.port = prefill, port
+    def __init__(self, prefill: StubPrefill, ip: str, port: int) -> None:
+        self.prefill, self.ip, self.port = prefill, ip, port
         self.lock = threading.Lock()
 
     def send(self, frames: Frames) -> None:
         if self.prefill.is_dead(self.port) or self.prefill.refused(self.port):
-            raise TransportError(f"send to tcp://{RANK_IP}:{self.port} timed out (no such rank)")
+            raise TransportError(f"send to tcp://{self.ip}:{self.port} timed out (no such rank)")
         if frames and frames[0] == wire.METADATA:
             self.prefill.metadata_to.append(self.port)
 
@@ -78,13 +78,15 @@ class StubPrefill:
         cp_rank = params.get("prefill_cp_rank", 0)
         if cp_rank == self.route_fails:
             return Reply(503, "no prefill rank registered")
-        return Reply(200, {"rank_ip": RANK_IP, "rank_port": self.cp_port(cp_rank)})
+        rank_ip = bootstrap_addr.rsplit(":", 1)[0]  # a prefill's ranks on its bootstrap host
+        return Reply(200, {"rank_ip": rank_ip, "rank_port": self.cp_port(cp_rank)})
 
     def register_dp_rank(self, bootstrap_addr: str, room: int, dp_rank: int) -> Reply:
         return Reply(200, "OK")
 
     def connect(self, endpoint: str) -> StubSocket:
-        return StubSocket(self, int(endpoint.rsplit(":", 1)[1]))
+        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+        return StubSocket(self, host, int(port))
 
     def disconnect(self, endpoint: str) -> None:
         pass
