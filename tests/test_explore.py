@@ -18,6 +18,10 @@ BUGGY_SYMPTOMS = {
     "concurrent-fill-then-restart": "port 2001 stays cached after",
     "invalidation-vs-replacement": "port 2001 stays cached after",
     "hit-vs-eviction": "KeyError",
+    "invalidation-vs-other-eviction": "port 2001 stays cached after",
+    "fill-vs-other-eviction": "RuntimeError: dictionary changed size during iteration",
+    "cp-rank-route-fails": "but the cache keeps",
+    "cp-rank-refuses": "but the cache keeps",
     "late-cleanup-keeps-new-set": "of the re-registered prefill is tracked nowhere",
     "late-cleanup-keeps-reused-room": "reused by a new request, is tracked nowhere",
     "no-record-after-clear": "keeps a failure record",
@@ -48,7 +52,9 @@ def test_buggy_gives_a_counterexample_for_every_claimed_property():
         assert BUGGY_SYMPTOMS[finding["property"]] in finding["symptom"], name
         assert finding["schedule"] and finding["interleavings"] >= 1, name
         lanes = [line for line in finding["trace"].splitlines() if line.startswith("T0 ")]
-        assert lanes and " T1 " in lanes[0], f"{name}: no two-lane header in the trace"
+        (prop,) = [p for p in PROPERTIES[finding["lesson"]] if p.id == finding["property"]]
+        two = len(prop.workers) > 1  # the CP worlds of stale-bootstrap run one request
+        assert lanes and (" T1 " in lanes[0] or not two), f"{name}: no two-lane header in the trace"
 
 
 def test_replaying_the_counterexample_reproduces_it():
