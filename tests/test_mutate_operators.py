@@ -10,7 +10,7 @@ import pytest
 
 from reference.mutate.mutants import generate
 from reference.mutate.operators import OPERATORS, mutate
-from reference.mutate.runner import Judge, only_bounds, compare
+from reference.mutate.runner import Judge, compare, only_bounds
 
 
 def _src(text: str) -> str:

@@ -82,12 +82,13 @@ class ResendWorld(World):
         receiver.poll()
 
     def _connect(self, endpoint: str) -> StubSocket:
-        return _Recorded(self, int(endpoint.rsplit(":", 1)[1]))
+        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+        return _Recorded(self, host, int(port))
 
 
 class _Recorded(StubSocket):
-    def __init__(self, world: ResendWorld, port: int) -> None:
-        super().__init__(world.prefill, port)
+    def __init__(self, world: ResendWorld, ip: str, port: int) -> None:
+        super().__init__(world.prefill, ip, port)
         self.world = world
 
     def send(self, frames: Any) -> None:
