@@ -405,7 +405,12 @@ The latest re-judgment (`--resume`, JOBS=1) judged the committed survivors with 
 but the four added last (`send-after-failed-init`, `send-failure-stops-sends`,
 `aborted-stays-failed`, `heartbeat-is-daemon`); every survivor then ran against each of
 those four alone (`--check`), and the seven mutants one of them failed were judged again
-with every check (`--resume --only`): all seven killed.
+with every check (`--resume --only`): all seven killed. The latest (`--resume --only` on every
+non-equivalent survivor, `--deep`, JOBS=2, 2026-12-02 at `a4e9af8`, load average 1 to 2.5:
+0.5.19 in 5.2 min, 0.5.23 in 5.0 min) judged each survivor with every check and then with its
+lesson's default run, the simulation included: 0.5.19's and 0.5.23's `is` -> `==` in
+`invalidate_cached_bootstrap_infos` is killed there (the simulation restarts a prefill on
+its own ports, where equal generations are not identical), nothing else.
 
 Not run per mutant: the explorations (`--sglang TREE --explore --lesson L`,
 `reference/explore`), the judge that would contend a removed lock. They now decide on
