@@ -1,11 +1,14 @@
 """The explorations of hardened's locked steps (reference/explore: late_kv_write.py,
-failure_records.py, restart_recovery.py and stale_tracker.py's `clear-keeps-reused-room`).
+failure_records.py, restart_recovery.py and stale_tracker.py's `clear-keeps-reused-room` and
+`late-cleanup-keeps-reused-room`).
 
 Each property holds on hardened (exhaustively or within its bound) and is `bug` on a
 hand-made copy of hardened's manager with the one step the property guards done the
 tempting way: a read-modify-write split from its lock, a store without it, a check split
 from its store, the expired holds not let go of first, a deletion without the lock, a pop
-moved before it. Run in process through the default run's entry (`deep.explore_within`),
+moved before it, the cleanup's first step unlocked, the waiting requests marked before the
+dead generations leave the pool; where the lesson has a right fix, it holds too. Run in process
+through the default run's entry (`deep.explore_within`),
 with a bound share; a variant without the method a property needs is `unknown`.
 """
 
@@ -16,7 +19,7 @@ import pytest
 import reference.hardened
 from reference.explore import PROPERTIES
 from reference.harness import deep
-from reference.variants import shipped
+from reference.variants import load_impl, shipped
 
 SHARE = 20.0  # seconds; each search ends in well under a second here, the bound only caps a hang
 
@@ -82,6 +85,35 @@ class _ClearPopsFirst(reference.hardened.KVManager):
                 rooms.discard(bootstrap_room)
 
 
+class _CleanupFirstStepUnlocked(reference.hardened.KVManager):
+    """`_cleanup_room_tracking` takes the address and its set without the lock."""
+
+    def _cleanup_room_tracking(self, bootstrap_room: int) -> None:
+        addr = self.room_to_bootstrap_addr.pop(bootstrap_room, None)  # the mistake: no lock here
+        if addr is None:
+            return
+        rooms = self.addr_to_rooms_tracker.get(addr)
+        with self.connection_lock:
+            if rooms is None or self.addr_to_rooms_tracker.get(addr) is not rooms:
+                return
+            rooms.discard(bootstrap_room)
+            if not rooms:
+                self.addr_to_rooms_tracker.pop(addr, None)
+
+
+class _MarksBeforeDrop(reference.hardened.KVManager):
+    """`_on_peer_gone` marks the requests that sent to the dead rank, then drops its generations."""
+
+    def _on_peer_gone(self, endpoint: str) -> None:
+        for receiver in list(self.receivers.values()):  # the mistake: before the pool is clean
+            if receiver.sent_to(endpoint):
+                receiver.lost_peer = True
+        with self.connection_lock:
+            for key, infos in list(self.connection_pool.items()):
+                if any(f"tcp://{i.get('rank_ip')}:{i.get('rank_port')}" == endpoint for i in infos):
+                    del self.connection_pool[key]
+
+
 def _variant(manager: type) -> types.ModuleType:
     module = types.ModuleType(f"broken_{manager.__name__}")
     module.KVManager = manager  # type: ignore[attr-defined]
@@ -94,30 +126,36 @@ def _prop(lesson: str, prop_id: str):
     return prop
 
 
+RIGHT = "reference/lessons/{}/right_fixes/{}.py"
 CASES = [
-    ("late-kv-write", "late-answers-release-held", SplitCountDown, "still in doubt"),
-    ("late-kv-write", "hold-during-allocation", KeepsExpired, "passed HOLD_FOR"),
-    ("late-kv-write", "hold-during-allocation", UnlockedHold, "dictionary changed size during iteration"),
-    ("failure-records", "no-record-after-clear", SplitGuard, "keeps a failure record"),
-    ("restart-recovery", "peer-gone-vs-invalidation", _PeerGoneUnlocked, "KeyError"),
-    ("stale-tracker", "clear-keeps-reused-room", _ClearPopsFirst, "tracked nowhere"),
-]
+    ("late-kv-write", "late-answers-release-held", SplitCountDown, "still in doubt", None),
+    ("late-kv-write", "hold-during-allocation", KeepsExpired, "passed HOLD_FOR", None),
+    ("late-kv-write", "hold-during-allocation", UnlockedHold, "dictionary changed size", None),
+    ("failure-records", "no-record-after-clear", SplitGuard, "keeps a failure record", None),
+    ("restart-recovery", "peer-gone-vs-invalidation", _PeerGoneUnlocked, "KeyError", None),
+    ("stale-tracker", "clear-keeps-reused-room", _ClearPopsFirst, "tracked nowhere", None),
+    ("stale-tracker", "late-cleanup-keeps-reused-room", _CleanupFirstStepUnlocked,
+     "reused by a new request, is tracked nowhere", RIGHT.format("stale_tracker", "discard_only")),
+    ("restart-recovery", "resend-avoids-dead-peer", _MarksBeforeDrop,
+     "a resend after the peer loss went to the dead rank", RIGHT.format("restart_recovery", "full_jitter")),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("lesson", "prop_id", "broken", "symptom"), CASES, ids=[f"{c[1]}-{c[2].__name__}" for c in CASES]
+    ("lesson", "prop_id", "broken", "symptom", "right"), CASES, ids=[f"{c[1]}-{c[2].__name__}" for c in CASES]
 )
-def test_holds_on_hardened_and_finds_the_broken_copy(lesson, prop_id, broken, symptom):
+def test_holds_on_hardened_and_finds_the_broken_copy(lesson, prop_id, broken, symptom, right):
     prop = _prop(lesson, prop_id)
-    held = deep.explore_within(prop, reference.hardened, SHARE)
-    assert held.verdict == "ok", held.symptom
-    assert prop.bound is not None or "(exhaustive)" in held.symptom, held.symptom
+    for module in (reference.hardened, *([load_impl(right).module] if right else [])):
+        held = deep.explore_within(prop, module, SHARE)
+        assert held.verdict == "ok", (module.__name__, held.symptom)
+        assert prop.bound is not None or "(exhaustive)" in held.symptom, held.symptom
     found = deep.explore_within(prop, _variant(broken), SHARE)
     assert found.verdict == "bug", found.symptom
     assert symptom in found.symptom and found.schedule
 
 
-@pytest.mark.parametrize("lesson", ["late-kv-write", "failure-records"])
+@pytest.mark.parametrize("lesson", ["late-kv-write", "failure-records", "stale-tracker", "restart-recovery"])
 def test_registered_as_deep_checks_of_their_lessons(lesson):
     from reference.lessons import LESSONS
 
@@ -129,5 +167,20 @@ def test_peer_loss_property_is_not_judged_without_the_callback():
     finding = deep.explore_within(
         _prop("restart-recovery", "peer-gone-vs-invalidation"), shipped("fixed").module, SHARE
     )
+    assert finding.verdict == "unknown"
+    assert "lacks KVManager._on_peer_gone" in finding.symptom
+
+
+def test_reused_room_cleanup_is_bug_on_buggy_and_fixed():
+    """Their cleanup keeps the set it looked up and pops the address whatever set is there."""
+    prop = _prop("stale-tracker", "late-cleanup-keeps-reused-room")
+    for name in ("buggy", "fixed"):
+        finding = deep.explore_within(prop, shipped(name).module, SHARE)
+        assert finding.verdict == "bug", (name, finding.symptom)
+
+
+def test_resend_property_is_not_judged_without_the_callback():
+    prop = _prop("restart-recovery", "resend-avoids-dead-peer")
+    finding = deep.explore_within(prop, shipped("fixed").module, SHARE)
     assert finding.verdict == "unknown"
     assert "lacks KVManager._on_peer_gone" in finding.symptom
