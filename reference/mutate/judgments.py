@@ -975,5 +975,17 @@ JUDGMENTS.update(
             "failure and a re-registration) then runs before the cleanup instead of inside it, which "
             "the cleanup meets as any earlier failure",
         ),
+        # the second sample (fresh_sample/, seed 2), read at 82c0e60
+        "ddad0c11af": (
+            GAP,
+            "a probe that raised leaves no entry in `heartbeat_errors` (the log line still names it, with "
+            "its traceback): no check reads that list; one asking for a raising probe's record would",
+        ),
+        "bef1a15c45": (
+            EQ,
+            "the probe lets the expired holds go after the probe, not before: the probe itself reads no "
+            "held pages, and every reader of them (`pages_in_doubt`, `accepts_transfer_status`) lets them "
+            "go first itself",
+        ),
     }
 )
