@@ -340,8 +340,12 @@ def close_when_collected(owner: object, relays: Relays) -> None:
 
 @atexit.register
 def close_orphans() -> None:
-    while _ORPHANS:
-        _ORPHANS.pop().close()
+    while True:
+        try:
+            orphan = _ORPHANS.pop()  # one step: two threads making relays never close one twice
+        except IndexError:
+            return
+        orphan.close()
 
 
 _FAILING = threading.local()  # .relays: the manager whose node failure this thread handles
