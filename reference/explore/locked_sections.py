@@ -32,6 +32,7 @@ variant with upstream's method names; ours lack `invalidate_cached_bootstrap_inf
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from types import ModuleType
 
 from reference.explore.property import Property
@@ -63,20 +64,23 @@ def check_evicted(world: World) -> list[str]:
 
 def fill_world(variant: ModuleType) -> World:
     """`other_prefill_world`'s pool, plus a receiver of `OTHER_ADDR` (dp 0) whose `init()`
-    filled its key, the entry then dropped: its `_setup_bootstrap_infos()` fills it again."""
+    filled its key, the entry then dropped (as an eviction drops it): its
+    `_setup_bootstrap_infos()` fills it again."""
     world = other_prefill_world(variant)
+    before = set(world.manager.connection_pool)
     filler = world.receiver_class(world.manager, OTHER_ADDR, 1)
     filler.init(0)
-    key = next(key for key in filler._connection_pool_entries)
-    world.manager.connection_pool.pop(key)
-    filler._connection_pool_entries.clear()
+    for key in set(world.manager.connection_pool) - before:
+        world.manager.connection_pool.pop(key)
+    getattr(filler, "_connection_pool_entries", {}).clear()
     world.filler = filler  # type: ignore[attr-defined]
     return world
 
 
 def _fill_again(world: World) -> None:
     filler = world.filler  # type: ignore[attr-defined]
-    with filler._bound():  # upstream's route fetch reads the manager's transport and clock
+    # the upstream adapter binds upstream's route fetch to the manager's transport and clock
+    with getattr(filler, "_bound", nullcontext)():
         filler._setup_bootstrap_infos()
 
 
