@@ -221,7 +221,10 @@ LOCK_OPERATORS = ("remove a lock",)
 # The sections of `connection_lock` over the pool, each against its partner
 # (`reference/explore/locked_sections.py`); the lesson properties that run whole requests
 # stop at their 30 s bound on upstream and cannot kill (the unmutated tree is `unknown`).
-_POOL_SECTIONS = (("stale-bootstrap", "invalidation-vs-eviction"), ("stale-bootstrap", "fill-vs-eviction-walk"))
+_POOL_SECTIONS = (
+    ("stale-bootstrap", "invalidation-vs-eviction"),
+    ("stale-bootstrap", "fill-vs-eviction-walk"),
+)
 # Per mutant's lesson, (lesson, property) of the explorations that contend its locks:
 # the failure handler's `connection_lock` also guards the pool, so live-set-race's
 # mutants get the pool's sections too.
