@@ -537,14 +537,22 @@ interleaving, hundreds of orders apart), and their exhaustive and bound-2 search
 the 30 s bound on the unmodified 0.5.19 tree (`unknown`: 136 to 508 interleavings); and in
 their stub world a holder's send to a restarted prefill's old port does not fail on
 upstream's code (measured: the request is not Failed, the entry stays cached), so no send
-drives their invalidations there. The stage
-runs two properties narrowed to one `connection_lock` section and the section that can
-split it, two threads each (`reference/explore/locked_sections.py`, run only when named):
+drives their invalidations there. The stage runs two properties narrowed to one
+`connection_lock` section and the section that can split it, two threads each
+(`reference/explore/locked_sections.py`, run only when named):
 `invalidation-vs-eviction` (a holder's `invalidate_cached_bootstrap_infos()` against the
 heartbeat's `_handle_node_failure` of that prefill; all 2 interleavings, under 0.5 s) and
 `fill-vs-eviction-walk` (`_setup_bootstrap_infos()` filling a key against the heartbeat's
 walk of the pool; bound 2, 17 interleavings, 1.6 to 2.4 s), plus `live-set-race`'s
-`every-affected-room-failed` for that lesson's mutants. RESULTS_PLACEHOLDER
+`every-affected-room-failed` for that lesson's mutants. Run on the committed lock
+survivors (`--resume --only`, `--explore-locks`, JOBS=1, 2026-12-02, load average 7 to 10:
+0.5.19's five in 5.6 min, 0.5.23's four in 6.2 min, baselines included): the removed
+locks of `invalidate_cached_bootstrap_infos` (the eviction deletes the key between its
+check and its `del`: KeyError), of `_handle_node_failure` (the same KeyError in the
+holder, and a fill lands inside its walk: RuntimeError) and of the fill's `setdefault`
+(RuntimeError: dictionary changed size during iteration, in the heartbeat) are killed on
+both releases, after 2 to 3 interleavings; the socket locks of mooncake's `send_metadata` and
+`_register_kv_args` (0.5.19) and 0.5.23's `poll` hold under both sections.
 A removed lock whose section no thread can split (one C-level dict operation, or a lock
 only the heartbeat thread takes) is equivalent (`survivors.UNCONTENDED`); the per-endpoint
 socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits) and
