@@ -52,6 +52,8 @@ KILLS = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow  # four explorations in child processes under frontrun, per release
+@pytest.mark.timeout(240)  # 75 to 97 s at load average 7 to 8 (about 30 s of CPU)
 @pytest.mark.parametrize("version", ["0.5.19", "0.5.23"])
 def test_a_removed_pool_lock_is_bug_where_the_unmutated_tree_is_ok(version, tmp_path) -> None:
     from upstream_wheels import wheel
