@@ -545,8 +545,8 @@ heartbeat's `_handle_node_failure` of that prefill; all 2 interleavings, under 0
 `fill-vs-eviction-walk` (`_setup_bootstrap_infos()` filling a key against the heartbeat's
 walk of the pool; bound 2, 17 interleavings, 1.6 to 2.4 s), plus `live-set-race`'s
 `every-affected-room-failed` for that lesson's mutants. Run on the committed lock
-survivors (`--resume --only`, `--explore-locks`, JOBS=1, 2026-12-02, load average 7 to 10:
-0.5.19's five in 5.6 min, 0.5.23's four in 6.2 min, baselines included): the removed
+survivors (`--resume --only`, `--explore-locks`, JOBS=1, 2026-12-02 at `d5721a0`, load
+average 8 to 10: 0.5.19's five in 5.0 min, 0.5.23's four in 6.2 min, baselines included): the removed
 locks of `invalidate_cached_bootstrap_infos` (the eviction deletes the key between its
 check and its `del`: KeyError), of `_handle_node_failure` (the same KeyError in the
 holder, and a fill lands inside its walk: RuntimeError) and of the fill's `setdefault`
