@@ -91,6 +91,15 @@ def test_only_ok_to_bug_is_a_kill(monkeypatch) -> None:
     assert _canned({key: ok}, {key: ok}, monkeypatch) == f"survived | explorations held: {key}"
 
 
+def test_a_baseline_verdict_that_varies_kills_nothing(monkeypatch, tmp_path) -> None:
+    key = "stale-bootstrap/invalidation-vs-eviction"
+    runs = iter([{key: ("ok", "holds")}, {key: ("unknown", "stopped at the 30 s bound")}])
+    monkeypatch.setattr(mutate, "make_tree", lambda wheel, root: root)
+    monkeypatch.setattr(mutate, "explore_run", lambda tree, pairs, timeout: ("ran", next(runs), ""))
+    baselines = mutate.ExploreBaselines(Path("x.whl"), tmp_path, 1.0)
+    assert baselines("stale-bootstrap") == {key: ("unknown", "varied")}
+
+
 def test_every_explored_property_exists() -> None:
     from reference.explore import ON_REQUEST, PROPERTIES
 
