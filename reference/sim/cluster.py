@@ -192,9 +192,10 @@ class Cluster:
         for request in list(self.open):
             self.poll(request)
             if request in self.open and request.sent:
-                self.broke("sent-request-ends", f"room {request.room} on decode {request.manager} sent its "
-                           f"metadata at {request.sent_at:g} s and is still open at {self.clock.now():g} s, "
-                           f"its faults healed and a waiting timeout ({CONFIG.waiting_timeout:g} s) passed")  # fmt: skip
+                shown = f"room {request.room} on decode {request.manager}"
+                self.broke("sent-request-ends", f"{shown} sent its metadata at {request.sent_at:g} s and is "
+                           f"still open at {self.clock.now():g} s, its faults healed and a waiting timeout "
+                           f"({CONFIG.waiting_timeout:g} s) passed")  # fmt: skip
             if request in self.open:
                 self.note(f"decode {request.manager}", f"abort room {request.room} (drain)")
                 request.aborted = True

@@ -48,8 +48,8 @@ FAULTS = {
     "restart_same": "a prefill restarts behind its bootstrap address on the same ports",
     "restart_in_flight": "a request's metadata goes out and its prefill restarts on new ports at once",
     "kill": "a prefill dies (it is revived later, on new ports)",
-    "restart_before_send": "(fail-fast sockets only) a request inits, its prefill restarts on new ports, then "
-    "the scheduler sends its metadata (the send raises)",
+    "restart_before_send": "(fail-fast sockets only) a request inits, its prefill restarts on new ports, "
+    "then the scheduler sends its metadata (the send raises)",
     "stuck": "a prefill restarts and its ranks take twice the waiting timeout to register (/route: 503)",
     "pause": "a prefill stops answering for longer than the waiting timeout, /health still up",
     "drop": "the next message to a prefill rank is lost",
