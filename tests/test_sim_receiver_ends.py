@@ -97,3 +97,12 @@ def test_a_request_whose_send_raised_during_a_restart_is_sent_again_and_ends() -
 def test_a_sent_request_ends_on_fixed_at_its_waiting_timeout() -> None:
     steps = [("request", 0, 0), ("kill", 0, 0), ("request", 0, 0), ("drop", 0, 0), ("request", 0, 0)]
     assert _run("stale-bootstrap", reference.fixed, steps, ("kill", "drop")) is None
+
+
+@pytest.mark.parametrize(("restart", "sockets"), [("restart_new", "upstream"), ("restart_same", "upstream"),
+                                                  ("restart_same", "fail-fast")])  # fmt: skip
+def test_hardened_has_no_answer_to_a_restart_between_init_and_send(restart: str, sockets: str) -> None:
+    """The hole restart_before_send stays clear of (restart-recovery README, "Open in hardened"):
+    when hardened closes it, this test fails and restart_before_send may take every socket kind."""
+    steps = [("open", 0, 0), ("init", 0, 0), (restart, 0, 0), ("send", 0, 0)]
+    assert _run("restart-recovery", reference.hardened, steps, (restart,), sockets) == "restart-recovered"
