@@ -167,8 +167,8 @@ _SEND_GIVE_UP_UNREACHABLE = (
     "`_prefill_missing_since` is set, and `poll()` resets it to None just before it sends the deferred "
     "metadata, so the `_wait_for_prefill()` after a failed send always starts a fresh wait and returns "
     "`0 < waiting_timeout`. A check at `waiting_timeout` 0 (no wait: a send that raises on a restarted "
-    "prefill's old ports fails the request at once, as fixed does) would catch it; the default run has "
-    "every timeout at 300 s"
+    "prefill's old ports fails the request at once, as fixed does) catches it: restart-recovery's "
+    "`no-wait-at-zero-timeout`, added after the second sample (the simulation has every timeout at 300 s)"
 )
 _TIMEOUT_RECORD_EARLY = (
     "every poll while waiting records a timeout failure for a request that has not timed out. A "
