@@ -27,7 +27,9 @@ from reference.variants import Variant
 
 pytestmark = pytest.mark.lesson(id="restart-recovery")
 
-RESTART = ("resend-waits-for-every-rank", "late-loss-recovers", "done-loss-keeps-cache")
+RESTART = (
+    "resend-waits-for-every-rank", "late-loss-recovers", "done-loss-keeps-cache", "no-wait-at-zero-timeout",
+)  # fmt: skip
 
 
 class _NoBaseAbort(reference.hardened.KVReceiver):
@@ -54,6 +56,11 @@ class _InvalidatesWhenDone(reference.hardened.KVReceiver):
     def _resend_after_peer_loss(self) -> None:  # drops its generations even when not waiting
         self.invalidate_cached_bootstrap_infos()
         super()._resend_after_peer_loss()
+
+
+class _SilentSendFailure(reference.hardened.KVReceiver):
+    def _fail_send(self, info: dict, exc: Exception) -> None:  # a send whose wait is up fails nothing
+        pass
 
 
 def _broken(receiver: type) -> ModuleType:
@@ -95,10 +102,12 @@ def test_restart_checks_hold_on_correct_forms(module, check_id):
 
 @pytest.mark.parametrize(
     ("check_id", "expected"),
-    [("resend-waits-for-every-rank", "bug"), ("late-loss-recovers", "bug"), ("done-loss-keeps-cache", "ok")],
-)
+    [("resend-waits-for-every-rank", "bug"), ("late-loss-recovers", "bug"), ("done-loss-keeps-cache", "ok"),
+     ("no-wait-at-zero-timeout", "ok")],
+)  # fmt: skip
 def test_restart_checks_on_the_fixed_form(check_id, expected):
-    """Fixed never resends (bug on the first two, as on the story); it keeps every entry."""
+    """Fixed never resends (bug on the first two, as on the story); it keeps every entry; it never
+    waits."""
     verdict, symptom = _verdict("restart-recovery", check_id, reference.fixed)
     assert verdict == expected, symptom
 
@@ -109,6 +118,7 @@ def test_restart_checks_on_the_fixed_form(check_id, expected):
         ("resend-waits-for-every-rank", _KeepsAnswers, "read Success with successor ranks' transfers [0, 1]"),
         ("late-loss-recovers", _KeepsSendTime, "timed out after 300"),
         ("done-loss-keeps-cache", _InvalidatesWhenDone, "entries of the live CP rank dropped"),
+        ("no-wait-at-zero-timeout", _SilentSendFailure, "it waits although no wait is allowed"),
     ],
 )
 def test_restart_checks_fail_on_a_broken_copy(check_id, receiver, said):

@@ -191,6 +191,11 @@ class Cluster:
         self.release_parked()
         for request in list(self.open):
             self.poll(request)
+            if request in self.open and request.sent:
+                shown = f"room {request.room} on decode {request.manager}"
+                self.broke("sent-request-ends", f"{shown} sent its metadata at {request.sent_at:g} s and is "
+                           f"still open at {self.clock.now():g} s, its faults healed and a waiting timeout "
+                           f"({CONFIG.waiting_timeout:g} s) passed")  # fmt: skip
             if request in self.open:
                 self.note(f"decode {request.manager}", f"abort room {request.room} (drain)")
                 request.aborted = True
@@ -281,6 +286,10 @@ class Cluster:
             self._check_bounded_wait(request)
             return
         self.note(f"decode {request.manager}", f"poll room {request.room}: {KVPoll(status).name}")
+        record = getattr(manager, "failure_records", {}).get(request.room)
+        if status == KVPoll.Success and record is not None:
+            self.broke("no-record-without-failure", f"room {request.room} on decode {request.manager} reads "
+                       f"Success with a failure recorded for it: {record!r}")  # fmt: skip
         timed_out = (
             request.sent_at is not None and self.clock.now() - request.sent_at >= CONFIG.waiting_timeout
         )
@@ -322,6 +331,21 @@ class Cluster:
         self.abort(request)
         self.note(f"decode {request.manager}", f"clear room {request.room} (aborted)")
         self._attributed(request, request.receiver.clear, "clear")
+        self._ended(request)
+
+    def rank_failed(self, request: Request) -> None:
+        """The request failed on another decode rank: the scheduler's poll, all-reduced over the
+        ranks (upstream `poll_and_all_reduce`, a MIN), reads Failed although this receiver's own
+        poll has not, so the scheduler takes its exception (`failure_exception()`, which clears
+        it); a poll after that reads Failed and raises nothing."""
+        self.note("scheduler", f"room {request.room} on decode {request.manager} failed on another decode "
+                  "rank: failure_exception()")  # fmt: skip
+        self._attributed(request, partial(_failure_exception, request.receiver), "failure_exception")
+        status = self._attributed(request, request.receiver.poll, "poll after failure_exception()")
+        if status != KVPoll.Failed:
+            shown = "None" if status is None else KVPoll(status).name
+            self.broke("exception-latches-failed", f"room {request.room} on decode {request.manager} polls "
+                       f"{shown} after its exception was taken")  # fmt: skip
         self._ended(request)
 
     # -- concurrent writers ---------------------------------------------------------------------------

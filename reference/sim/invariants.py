@@ -110,6 +110,22 @@ _ALL = (
         f"HARDEN(failure-records), {AFTER_24539}: failure_exception takes the reason, then clears",
     ),
     Invariant(
+        "no-record-without-failure", "failure-records",
+        "a request that ends Success has no failure record for its room: a record names a failure "
+        "that happened",
+        f"{PR}36029, `_check_waiting_timeout`: the timeout is recorded only once it passed; "
+        f"HARDEN(failure-records), {AFTER_24539}: records only for a request that failed",
+    ),
+    Invariant(
+        "exception-latches-failed", "failure-records",
+        "once the scheduler took a request's exception (`failure_exception()`), also for a request that "
+        "failed on another decode rank (its own poll had not failed), its receiver polls Failed, raising "
+        "nothing",
+        "upstream's `failure_exception` latches Failed for a request that failed on another rank (sglang "
+        "0.5.11 to 0.5.23, https://pypi.org/project/sglang/0.5.19/), taken by the decode scheduler once the "
+        "poll all-reduced over the ranks (MIN) reads Failed; HARDEN(failure-records)",
+    ),
+    Invariant(
         "restart-recovered", "restart-recovery",
         "a request whose prefill went away and came back (a restart, a kill, ranks slow to register), and "
         "lost or held none of its messages, fails only if its prefill was gone for a heartbeat interval",
@@ -120,6 +136,15 @@ _ALL = (
         "bounded-wait", "restart-recovery",
         "a request waiting for its prefill (killed, or its ranks not registered) ends by the waiting timeout",
         f"HARDEN(restart-recovery) item 2, {AFTER_36029}: the wait ends, Failed, at the waiting timeout",
+    ),
+    Invariant(
+        "sent-request-ends", "restart-recovery",
+        "a request whose metadata the scheduler sent ends by itself (Success or Failed) once its faults "
+        "healed and a waiting timeout passed with the scheduler polling: none is left for an abort",
+        f"{PR}36029, `_check_waiting_timeout`: a request waiting for its KV fails at the waiting timeout; "
+        f"HARDEN(restart-recovery) item 2, {AFTER_36029}: metadata held while the prefill restarts is "
+        "sent once it answered",
+        ("stale-bootstrap",),
     ),
     Invariant(
         "retry-backs-off", "restart-recovery",

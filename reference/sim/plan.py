@@ -38,6 +38,8 @@ FAULTS = {
     "late_record": "a failure path that saw the room open records a reason and writes Failed after clear()",
     "mooncake": "(for the whole run) no decode-status thread cleans up: clear() is all a request's end does",
     "abort_clear": "the scheduler aborts an open request and clears it at once (abort(), then clear())",
+    "rank_failed": "the request failed on another decode rank: the scheduler takes its failure_exception() "
+    "(the all-reduced poll reads Failed) although its own poll has not failed, and polls it once more",
     "reuse": "a new request reuses the room id of an ended one",
     "reuse_late_answer": "a new request (opened, inited, sent) reuses an ended room id just after the decode "
     "inbox counted a prefill rank's answer to its previous request (taken while it was open, counted after "
@@ -46,6 +48,8 @@ FAULTS = {
     "restart_same": "a prefill restarts behind its bootstrap address on the same ports",
     "restart_in_flight": "a request's metadata goes out and its prefill restarts on new ports at once",
     "kill": "a prefill dies (it is revived later, on new ports)",
+    "restart_before_send": "(fail-fast sockets only) a request inits, its prefill restarts on new ports, "
+    "then the scheduler sends its metadata (the send raises)",
     "stuck": "a prefill restarts and its ranks take twice the waiting timeout to register (/route: 503)",
     "pause": "a prefill stops answering for longer than the waiting timeout, /health still up",
     "drop": "the next message to a prefill rank is lost",

@@ -31,6 +31,7 @@ PROFILES: dict[str, Profile] = {
             "abort_clear",
             "late_record",
             "mooncake",
+            "rank_failed",
         )
     ),
     "room-reuse": Profile(
@@ -55,6 +56,7 @@ PROFILES: dict[str, Profile] = {
             "restart_same",
             "restart_in_flight",
             "kill",
+            "restart_before_send",
             "stuck",
             "quick_restart",
             "gc",

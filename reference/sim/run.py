@@ -85,6 +85,11 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         if reused is not None:  # a whole request: opened, inited, its metadata sent
             c.init(reused)
             c.send(reused)
+    elif kind == "rank_failed":  # an open request, or else a new one (opened, inited, sent)
+        if request is None:
+            _step(c, "request", m, b)
+        if c.open:
+            c.rank_failed(c.open[a % len(c.open)])
     elif kind in ("init", "send", "abort", "fail_open", "abort_clear") and request is not None:
         getattr(c, kind)(request)
     elif kind == "end_status" and c.parked:
@@ -102,6 +107,12 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
     elif kind == "restart_in_flight":
         _step(c, "request", m, p)
         c.restart(p, same_ports=False)
+    elif kind == "restart_before_send" and c.plan.sockets == "fail-fast":  # (the send raises; with
+        opened = c.open_request(m, p, None)  # upstream's sockets hardened has no answer: sim/README.md)
+        if opened is not None:
+            c.init(opened)
+            c.restart(p, same_ports=False)
+            c.send(opened)
     elif kind in ("restart_new", "restart_same"):
         c.restart(p, same_ports=kind == "restart_same")
     elif kind == "kill" and not c.stuck[p]:

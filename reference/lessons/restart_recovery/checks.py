@@ -1,8 +1,8 @@
 """Checks of lesson `restart-recovery`: a request caught in flight by a prefill's death.
 
 The story and the simulation lose a prefill before a request's send or right after it;
-these three hand-built scenarios put the loss where those never do (the hardened design's
-items 1 to 3, in the lesson README):
+these hand-built scenarios put the loss where those never do (the hardened design's items 1
+to 3, in the lesson README), and one sets the waiting timeout to 0:
 
 - `resend-waits-for-every-rank`: TP 2; one rank answered, the other had not, when the
   prefill restarted. The request is resent to the successor (item 3: "forgets any partial
@@ -15,6 +15,9 @@ items 1 to 3, in the lesson README):
   before the scheduler's poll. The request succeeds and the other CP rank's generation,
   whose process lives, stays cached (item 1 drops only generations naming the dead
   endpoint; item 3 resends only a request still waiting).
+- `no-wait-at-zero-timeout`: the wait for a restarting prefill lasts until the waiting
+  timeout (item 2); at 0 nothing waits: a send that raised on the old ports fails the request
+  at its next poll (the simulation's timeouts are all 300 s).
 
 Each runs on `stale_bootstrap.check_world` (the mock network, whose unbind of a
 connected endpoint is the peer loss, and a virtual clock), through the variant protocol
@@ -27,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from reference import wire
+from reference.config import ManagerConfig
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
@@ -155,6 +159,29 @@ def done_loss_keeps_cache(variant: ModuleType, options: Options) -> Observation:
     )
 
 
+@judged
+def no_wait_at_zero_timeout(variant: ModuleType, options: Options) -> Observation:
+    """The waiting timeout bounds the wait for a restarting prefill (item 2), at 0 too: there
+    nothing waits. Fail-fast sockets; a request inits, its prefill restarts on new ports, and
+    the metadata send to the old ports raises: the request reads Failed at its next poll, with
+    a reason recorded, as the fixed form's does (it never waits)."""
+    with check_world(variant, "fail-fast", config=ManagerConfig(waiting_timeout=0.0)) as world:
+        receiver = world.open()
+        room = receiver.bootstrap_room
+        old = list(world.prefills[0].rank_ports)
+        world.prefills[0].restart()  # new ports; the receiver holds the old ones
+        world.send(receiver)
+        status = KVPoll(receiver.poll())
+        reason = world.manager.failure_records.get(room)
+    if status != KVPoll.Failed or not reason:
+        return Observation(
+            "bug", f"room {room}: waiting timeout 0, its send to the old ports {old} raised; at its next "
+            f"poll it reads {status.name}, reason {reason!r}: it waits although no wait is allowed",
+        )  # fmt: skip
+    shown = f"room {room}: waiting timeout 0, its send to the old ports raised"
+    return Observation("ok", f"{shown}: Failed, {reason}")
+
+
 HARDEN = "HARDEN(restart-recovery), residual after " + PR
 CHECKS = (
     Check(
@@ -178,5 +205,12 @@ CHECKS = (
         f"{HARDEN}: item 1 drops only generations naming the dead endpoint, item 3 resends only a "
         "request still waiting",
         done_loss_keeps_cache,
+    ),
+    Check(
+        "no-wait-at-zero-timeout",
+        "with the waiting timeout at 0, a request whose metadata send raised on its restarted prefill's old "
+        "ports reads Failed at its next poll, with a reason: nothing waits",
+        f"{HARDEN}: item 2, the wait for the successor lasts until the waiting timeout (0: no wait)",
+        no_wait_at_zero_timeout,
     ),
 )

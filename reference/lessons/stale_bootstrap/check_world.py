@@ -53,13 +53,16 @@ class Done:
 
 
 class CheckWorld:
-    def __init__(self, variant: ModuleType, sockets: str, prefills: int, tp: int, cp: int) -> None:
+    def __init__(
+        self, variant: ModuleType, sockets: str, prefills: int, tp: int, cp: int,
+        config: ManagerConfig = CONFIG,
+    ) -> None:  # fmt: skip
         self.variant, self.clock = variant, VirtualClock()
         self.net = ScriptedNetwork(self.clock, socket_options(sockets).immediate)
         self.prefills = [
             MockPrefill(self.net, f"10.0.{index}.1:8998", tp_size=tp, cp_size=cp) for index in range(prefills)
         ]
-        self.manager = variant.KVManager(self.net, CONFIG, self.clock)
+        self.manager = variant.KVManager(self.net, config, self.clock)
         self.manager.listen(KVMemory(regions=tp * cp))
         for prefill in self.prefills:
             if not self.manager.try_ensure_parallel_info(prefill.bootstrap_addr):
@@ -153,9 +156,10 @@ class CheckWorld:
 
 @contextmanager
 def check_world(
-    variant: ModuleType, sockets: str = "upstream", prefills: int = 1, tp: int = 1, cp: int = 1
-) -> Iterator[CheckWorld]:
-    world = CheckWorld(variant, sockets, prefills, tp, cp)
+    variant: ModuleType, sockets: str = "upstream", prefills: int = 1, tp: int = 1, cp: int = 1,
+    config: ManagerConfig = CONFIG,
+) -> Iterator[CheckWorld]:  # fmt: skip
+    world = CheckWorld(variant, sockets, prefills, tp, cp, config)
     try:
         yield world
     finally:
