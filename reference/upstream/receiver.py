@@ -33,7 +33,9 @@ Adapter code (this file), at the socket and data-plane boundary:
   fetch returned it; `MooncakeWire` adds that region's offset to the KV pointer;
 - `send_metadata(kv_indices)` passes the scenario's page list as upstream's int32
   array (`array("i")`, which has the `tobytes` upstream calls); every call into
-  upstream is bound to the manager's clock and transport.
+  upstream is bound to the manager's clock and transport; in configuration `staging`
+  the decode scheduler's `register_decode_req` runs first, and its
+  `unregister_decode_req` before `clear` (`manager._Staging`).
 """
 
 from __future__ import annotations
@@ -123,8 +125,17 @@ class ReceiverAdapter:
         frames = MooncakeWire(info, memory, session)
         return RealPush(sock, relay, frames.translated, relays.bounded_by_adapter(relay)), lock
 
+    def clear(self) -> None:
+        staging = getattr(self.kv_mgr, "_staging_adapter", None)
+        if staging is not None:  # configuration `staging`: the scheduler unregisters it first
+            staging.request_ended(self.bootstrap_room)
+        super().clear()  # type: ignore[misc]
+
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
+        staging = getattr(self.kv_mgr, "_staging_adapter", None)
         with self._bound():
+            if staging is not None:  # configuration `staging`: the scheduler registers it first
+                staging.before_metadata(self)
             super().send_metadata(array("i", kv_indices), *args, **kwargs)  # type: ignore[misc]
 
 
