@@ -55,6 +55,7 @@ Adapter code (this file):
 from __future__ import annotations
 
 import dataclasses
+import struct
 import threading
 import types
 from collections import defaultdict
@@ -312,6 +313,8 @@ class _Staging:
         with _bound_global(buffers, "StagingBuffer", _HostBuffer), load.importing():
             manager._staging_ctx.allocator = allocator(STAGING_RING, "cpu", 0)
         manager._staging_handler = None
+        # rank endpoint -> (base, size) of the staging ring its last register frame named
+        self.rings: dict[str, tuple[int, int]] = {}
 
     def dispatch(self, inbox: DecodeInbox) -> Any:
         """What reaches the decode's socket: a `STAGING_REQ` goes to upstream's
@@ -338,6 +341,12 @@ class _Staging:
         handlers = manager._load.module(manager._load.where("DecodeStagingHandler")[0])
         with manager._load.importing(), _bound_global(handlers, "torch", _HOST_TORCH):
             manager._staging_handler = self.handler_class.create(manager, None, 0)
+
+    def registered(self, info: dict, base: bytes, size: bytes) -> None:
+        """What a prefill rank learns of the ring from upstream's register frame (its
+        staging base pointer and total size; empty frames: no ring)."""
+        (ptr,) = struct.unpack("Q", base) if len(base) == 8 else (0,)
+        self.rings[f"tcp://{info['rank_ip']}:{info['rank_port']}"] = (ptr, int(size) if size.isdigit() else 0)
 
     def before_metadata(self, receiver: Any) -> None:
         """The scheduler's `register_decode_req` for a staged request, before its

@@ -12,7 +12,8 @@ metadata frame with no pages (a dummy rank still answers, or the request's statu
 never settle), and the request succeeds.
 
 `staging-released`: on a decode whose prefill has another TP size (two ranks, decode
-TP 1: the KV is staged), a prefill rank's `STAGING_REQ` for a request in flight is
+TP 1: the KV is staged), each rank's register frame names the decode's staging ring
+(base and size: where the rank writes), a prefill rank's `STAGING_REQ` for a request in flight is
 answered with a `STAGING_RSP` (an allocation in the decode's ring) to the room's ranks;
 once the request ended and was cleared, the decode keeps no more than before it (the
 whole-state measure of the simulation, `sim/heap.py`, on every container reachable from
@@ -86,6 +87,10 @@ def mla_one_rank_asked(variant: ModuleType, options: Options) -> Observation:
     )
 
 
+class HandlerRaised(Exception):
+    """The decode's handling of a prefill rank's STAGING_REQ raised (its decode thread)."""
+
+
 def _staging_request(world: CheckWorld, delivered: list[tuple[str, list[bytes]]]) -> tuple[KVPoll, int, int]:
     """One staged request: open, send, a prefill rank's STAGING_REQ for it, settle, clear.
     (its end, STAGING_RSPs to its ranks, ring allocations while it was in flight)."""
@@ -94,7 +99,10 @@ def _staging_request(world: CheckWorld, delivered: list[tuple[str, list[bytes]]]
     room, start = receiver.bootstrap_room, len(delivered)
     session = world.manager.inbox.session
     request = [b"STAGING_REQ", b"%d" % room, b"0", b"%d" % len(PAGES), session.encode()]
-    world.net.connect(f"tcp://{world.manager.inbox.endpoint}").send(request)
+    try:
+        world.net.connect(f"tcp://{world.manager.inbox.endpoint}").send(request)
+    except Exception as exc:
+        raise HandlerRaised(f"{type(exc).__name__}: {exc}") from None
     ring = world.manager._staging_ctx.allocator
     held = len(ring.allocations)
     answers = sum(1 for _, frames in delivered[start:] if frames[:2] == [STAGING_RSP, b"%d" % room])
@@ -113,12 +121,26 @@ def staging_released(variant: ModuleType, options: Options) -> Observation:
     named = _named(variant)
     with check_world(variant, "upstream", tp=STAGING_TP) as world:
         delivered = _recording(world)
-        _staging_request(world, delivered)  # warm-up: the cache, the watermark subscriber
-        roots = _staging_state(world.manager)
-        opaque = frozenset((*getattr(variant, "SIM_OPAQUE", ()), *BEYOND))
-        before = container_sizes(roots, opaque)
-        status, answers, held = _staging_request(world, delivered)
+        try:
+            _staging_request(world, delivered)  # warm-up: the cache, the watermark subscriber
+            roots = _staging_state(world.manager)
+            opaque = frozenset((*getattr(variant, "SIM_OPAQUE", ()), *BEYOND))
+            before = container_sizes(roots, opaque)
+            status, answers, held = _staging_request(world, delivered)
+        except HandlerRaised as exc:
+            return Observation("bug", f"{named}: a prefill rank's STAGING_REQ for a request in flight raised {exc}")
         kept = grown(before, container_sizes(roots, opaque))
+        ring = world.manager._staging_ctx.allocator
+        told = dict(world.manager._staging_adapter.rings)
+        ranks = world.prefills[0].endpoints
+    wrong = [e.removeprefix("tcp://") for e in ranks if told.get(e) != (ring.get_base_ptr(), ring.get_total_size())]
+    if wrong:
+        return Observation(
+            "bug",
+            f"{named}: the register frame to {', '.join(wrong)} did not name the decode's staging ring "
+            f"(told {', '.join(str(told.get(e)) for e in ranks)}; the ring is "
+            f"{(ring.get_base_ptr(), ring.get_total_size())})",
+        )
     if answers == 0 or held == 0 or status != KVPoll.Success:
         return Observation(
             "bug",
@@ -130,7 +152,8 @@ def staging_released(variant: ModuleType, options: Options) -> Observation:
         return Observation("bug", f"{named}: after a staged request ended and was cleared, the decode keeps {shown}")
     return Observation(
         "ok",
-        f"{named}: a STAGING_REQ for a request in flight got {answers} STAGING_RSP ({held} ring allocation); "
-        f"after the request ended and was cleared the decode keeps nothing more than before it",
+        f"{named}: each of the {STAGING_TP} ranks' register frames named the staging ring; a STAGING_REQ for a "
+        f"request in flight got {answers} STAGING_RSP ({held} ring allocation); after the request ended and "
+        f"was cleared the decode keeps nothing more than before it",
     )
 
