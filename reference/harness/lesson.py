@@ -143,6 +143,8 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
         return Observation("unknown", reason)
     if not runs_on(check.transports, options.transport):
         return Observation("unknown", f"no {options.transport} scenario for this check")
+    if not offers(variant, check):
+        return Observation("unknown", f"the variant offers no configuration {check.configuration!r}")
     unusable = _backend_unusable(lesson, options)
     if unusable:
         return Observation("unknown", unusable)

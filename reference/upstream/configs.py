@@ -28,6 +28,7 @@ its symptom starts with the configuration's name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from reference.upstream.loader import UpstreamLoad
@@ -49,13 +50,29 @@ MLA = Configuration("mla", mla=True, what="is_mla_backend=True: an MLA model (ev
 NAMED = {c.name: c for c in (STAGING, MLA)}
 
 
+# The first release whose decode staging the adapter drives as the scheduler does: its
+# `DecodeStagingHandler` reads the request (`req.kv.cache_protected_len`) and the KV
+# buffers (`set_kv_buffer_tensors(..., slot_layer_ids=)`) the way `manager._Staging`
+# hands them over. Older releases stage too (0.5.11 has the handler), with other
+# fields and frames: not driven.
+STAGING_FROM = (0, 5, 19)
+
+
 def offered(load: UpstreamLoad) -> dict[str, Configuration]:
-    """The named configurations whose code this release has: `staging` where its decode
-    registers a room with the staging context (`register_staging_room_bootstrap`,
-    0.5.19 on), `mla` on every release (`is_mla_backend` in `_setup_bootstrap_infos`)."""
+    """The named configurations this release offers: `mla` on every release
+    (`is_mla_backend` in `_setup_bootstrap_infos`), `staging` from 0.5.19 where its
+    mooncake decode registers a room with the staging context and handles a
+    `STAGING_REQ` (`register_staging_room_bootstrap`, `_handle_staging_req`)."""
     found = {"mla": MLA}
-    if load.has("DecodeStagingHandler") and load.has("MooncakeKVManager"):
+    version = load.source.version
+    recent = version is None or _release(version) >= STAGING_FROM
+    if recent and load.has("DecodeStagingHandler") and load.has("MooncakeKVManager"):
         manager = load.get("MooncakeKVManager")
         if hasattr(manager, "register_staging_room_bootstrap") and hasattr(manager, "_handle_staging_req"):
             found["staging"] = STAGING
     return found
+
+
+def _release(version: str) -> tuple[int, ...]:
+    match = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)

@@ -337,7 +337,8 @@ class _Staging:
         manager.kv_args.kv_head_num = 1
         manager.kv_args.kv_item_lens = manager.kv_args.kv_item_lens * 2
         kv = [_HostKV()]  # the KV pool's per-layer tensors: where they live, no bytes
-        manager.set_kv_buffer_tensors(kv, kv, manager.kv_args.page_size, slot_layer_ids=[0, 0])
+        layers = {"slot_layer_ids": [0, 0]} if _takes(manager.set_kv_buffer_tensors, "slot_layer_ids") else {}
+        manager.set_kv_buffer_tensors(kv, kv, manager.kv_args.page_size, **layers)
         handlers = manager._load.module(manager._load.where("DecodeStagingHandler")[0])
         with manager._load.importing(), _bound_global(handlers, "torch", _HOST_TORCH):
             manager._staging_handler = self.handler_class.create(manager, None, 0)
@@ -528,6 +529,12 @@ def manager_class(
         },
     )
     return cls, gaps
+
+
+def _takes(function: Any, name: str) -> bool:
+    """Whether upstream's `function` has a parameter `name` (the release's signature)."""
+    code = getattr(function, "__code__", None)
+    return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
 
 def _calls(cls: type, method: str, name: str) -> bool:
