@@ -50,7 +50,11 @@ GATED = {
 }
 UNGATED = {("mooncake/conn.py", 2559), ("common/conn.py", 2858)}  # chunk_staging_infos = []
 CHECK_OF = {"mla": "mla-one-rank-asked", "staging": "staging-released"}
-HANDLERS = ("handle_staging_req", "DecodeStagingHandler.unregister_decode_req", "DecodeStagingHandler.release_room")
+HANDLERS = (
+    "handle_staging_req",
+    "DecodeStagingHandler.unregister_decode_req",
+    "DecodeStagingHandler.release_room",
+)
 
 
 @contextmanager

@@ -44,9 +44,13 @@ class Configuration:
 
 DEFAULT = Configuration("default", what="upstream's defaults: no staging buffer, a non-MLA model")
 STAGING = Configuration(
-    "staging", staging=True, what="SGLANG_DISAGG_STAGING_BUFFER=1 (the decode's staging ring), heterogeneous TP"
+    "staging",
+    staging=True,
+    what="SGLANG_DISAGG_STAGING_BUFFER=1 (the decode's staging ring), heterogeneous TP",
 )
-MLA = Configuration("mla", mla=True, what="is_mla_backend=True: an MLA model (every prefill rank holds the KV)")
+MLA = Configuration(
+    "mla", mla=True, what="is_mla_backend=True: an MLA model (every prefill rank holds the KV)"
+)
 NAMED = {c.name: c for c in (STAGING, MLA)}
 
 

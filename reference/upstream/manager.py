@@ -182,7 +182,9 @@ class ManagerAdapter:
     def listen(self, memory: KVMemory) -> DecodeInbox:
         inbox = DecodeInbox(self, memory)  # type: ignore[arg-type]
         staging = self._staging_adapter
-        inbox.endpoint = self.transport.bind_inbox(inbox.handle if staging is None else staging.dispatch(inbox))
+        inbox.endpoint = self.transport.bind_inbox(
+            inbox.handle if staging is None else staging.dispatch(inbox)
+        )
         self.transport.register_memory(inbox.session, memory)
         self.inbox = inbox
         # Upstream's decode PULL socket and KV buffer, as its register frame reports them.
@@ -402,7 +404,9 @@ class _SchedulerRequest:
 
     def __init__(self, receiver: Any) -> None:
         self.kv_receiver = receiver
-        self.req = types.SimpleNamespace(kv=types.SimpleNamespace(cache_protected_len=0), rid=str(receiver.bootstrap_room))
+        self.req = types.SimpleNamespace(
+            kv=types.SimpleNamespace(cache_protected_len=0), rid=str(receiver.bootstrap_room)
+        )
 
 
 class _bound_global:

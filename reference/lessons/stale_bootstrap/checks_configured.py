@@ -128,12 +128,16 @@ def staging_released(variant: ModuleType, options: Options) -> Observation:
             before = container_sizes(roots, opaque)
             status, answers, held = _staging_request(world, delivered)
         except HandlerRaised as exc:
-            return Observation("bug", f"{named}: a prefill rank's STAGING_REQ for a request in flight raised {exc}")
+            return Observation(
+                "bug", f"{named}: a prefill rank's STAGING_REQ for a request in flight raised {exc}"
+            )
         kept = grown(before, container_sizes(roots, opaque))
         ring = world.manager._staging_ctx.allocator
         told = dict(world.manager._staging_adapter.rings)
         ranks = world.prefills[0].endpoints
-    wrong = [e.removeprefix("tcp://") for e in ranks if told.get(e) != (ring.get_base_ptr(), ring.get_total_size())]
+    wrong = [
+        e.removeprefix("tcp://") for e in ranks if told.get(e) != (ring.get_base_ptr(), ring.get_total_size())
+    ]
     if wrong:
         return Observation(
             "bug",
@@ -149,11 +153,12 @@ def staging_released(variant: ModuleType, options: Options) -> Observation:
         )
     if kept:
         shown = ", ".join(f"{path} {was} -> {now}" for path, (was, now) in list(kept.items())[:4])
-        return Observation("bug", f"{named}: after a staged request ended and was cleared, the decode keeps {shown}")
+        return Observation(
+            "bug", f"{named}: after a staged request ended and was cleared, the decode keeps {shown}"
+        )
     return Observation(
         "ok",
-        f"{named}: each of the {STAGING_TP} ranks' register frames named the staging ring; a STAGING_REQ for a "
-        f"request in flight got {answers} STAGING_RSP ({held} ring allocation); after the request ended and "
-        f"was cleared the decode keeps nothing more than before it",
+        f"{named}: each of the {STAGING_TP} ranks' register frames named the staging ring; a STAGING_REQ "
+        f"for a request in flight got {answers} STAGING_RSP ({held} ring allocation); after the request "
+        f"ended and was cleared the decode keeps nothing more than before it",
     )
-
