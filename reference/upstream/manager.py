@@ -360,7 +360,8 @@ class _Staging:
 
     def request_ended(self, bootstrap_room: int) -> None:
         """The scheduler's `unregister_decode_req` when a staged request leaves its queue
-        (upstream's `pop_transferred`: a staging room, then the receiver's `clear`)."""
+        (upstream's `pop_transferred`: for a staging room, before the receiver's `clear`,
+        which a scenario calls next; `clear` here calls it too, for a room cleared there)."""
         manager = self.manager
         with bound(now=manager.clock.now, transport=manager.transport), manager._load.importing():
             if manager._staging_handler.is_staging_room(bootstrap_room):

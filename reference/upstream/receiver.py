@@ -36,8 +36,7 @@ Adapter code (this file), at the socket and data-plane boundary:
 - `send_metadata(kv_indices)` passes the scenario's page list as upstream's int32
   array (`array("i")`, which has the `tobytes` upstream calls); every call into
   upstream is bound to the manager's clock and transport; in configuration `staging`
-  the decode scheduler's `register_decode_req` runs first, and its
-  `unregister_decode_req` before `clear` (`manager._Staging`).
+  the decode scheduler's `register_decode_req` runs first (`manager._Staging`).
 """
 
 from __future__ import annotations
@@ -128,12 +127,6 @@ class ReceiverAdapter:
         memory, session = (inbox.memory, inbox.session) if inbox is not None else (None, "")
         frames = MooncakeWire(info, memory, session, getattr(self.kv_mgr, "_staging_adapter", None))
         return RealPush(sock, relay, frames.translated, relays.bounded_by_adapter(relay)), lock
-
-    def clear(self) -> None:
-        staging = getattr(self.kv_mgr, "_staging_adapter", None)
-        if staging is not None:  # configuration `staging`: the scheduler unregisters it first
-            staging.request_ended(self.bootstrap_room)
-        super().clear()  # type: ignore[misc]
 
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
         staging = getattr(self.kv_mgr, "_staging_adapter", None)

@@ -106,7 +106,9 @@ def _staging_request(world: CheckWorld, delivered: list[tuple[str, list[bytes]]]
     ring = world.manager._staging_ctx.allocator
     held = len(ring.allocations)
     answers = sum(1 for _, frames in delivered[start:] if frames[:2] == [STAGING_RSP, b"%d" % room])
-    done = world.finish(receiver, world.settle(receiver), 0)
+    status = world.settle(receiver)
+    world.manager._staging_adapter.request_ended(room)  # the scheduler's teardown: unregister, then clear
+    done = world.finish(receiver, status, 0)
     return done.status, answers, held
 
 
