@@ -7,6 +7,8 @@ configuration gates (the MLA branch of `_setup_bootstrap_infos`; the staging bra
 `_register_kv_args` and `send_metadata`, upstream's STAGING_REQ handler and its request
 teardown), and the default configuration, upstream's defaults, executes none of the gated lines.
 Our forms offer no configuration: the checks are not run there, and a run of one says so.
+Each check gives `bug`, with its own symptom, on upstream mutants of the code it gates
+(made as `reference/upstream/mutate.py` makes them, from the 0.5.19 wheel).
 """
 
 from __future__ import annotations
@@ -145,3 +147,34 @@ def test_our_forms_run_no_configured_check():
     assert not {c.id for c in result.checks} & set(CHECK_OF.values())
     alone = run_check(LESSON, LESSON.check("staging-released"), fixed, Options())
     assert alone.verdict == "unknown" and "offers no configuration 'staging'" in alone.symptom
+
+
+# Upstream's own mutants (reference/upstream/mutate.py) each configured check tells apart
+# on 0.5.19, with the symptom it names: (target, line, operator, check, symptom part).
+MUTANTS = [
+    (
+        "CommonKVReceiver._setup_bootstrap_infos",
+        1444,
+        "Eq -> NotEq",
+        "mla-one-rank-asked",
+        "asked for pages: ",
+    ),
+    ("MooncakeKVReceiver.send_metadata", 2564, "delete a statement", "staging-released", "0 STAGING_RSP"),
+    ("MooncakeKVReceiver.send_metadata", 2559, "delete a statement", "staging-released", "AttributeError"),
+    ("MooncakeKVReceiver._register_kv_args", 2493, "IsNot -> Is", "staging-released", "did not name"),
+]
+
+
+@pytest.mark.parametrize(("target", "line", "operator", "check_id", "symptom"), MUTANTS)
+def test_a_configured_check_tells_upstreams_mutant_apart(tmp_path, target, line, operator, check_id, symptom):
+    from reference.upstream.mutate import all_mutants
+    from reference.upstream.trees import DISAGG, make_tree
+
+    release = wheel("0.5.19")
+    (mutant,) = [
+        m for m in all_mutants(release) if (m.target, m.line, m.operator) == (target, line, operator)
+    ]
+    tree = make_tree(release, tmp_path / "tree")
+    (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
+    result = run_check(LESSON, LESSON.check(check_id), load_sglang(str(tree)), Options())
+    assert result.verdict == "bug" and symptom in result.symptom, result.symptom
