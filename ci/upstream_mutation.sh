@@ -12,6 +12,8 @@
 #             (valid while the checks only grew: a verdict that differed still differs)
 #   MUTATION_SUMMARY_ONLY=1: rewrite the .md files and MUTATION.md from the logs, run nothing
 #   MUTATION_DEEP=1: judge each survivor again with its lesson's default run (the simulation)
+# Every survivor that removed a lock is judged again by the explorations that contend it
+# (`--explore-locks`: mutate.py's EXPLORED_WITH, frontrun DPOR; needs the test extra's frontrun).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cache="${SGLANG_WHEELS:-.cache/sglang}"
@@ -34,7 +36,7 @@ for release in "${releases[@]}"; do
   if [ "${#resume[@]}" -gt 0 ]; then cp "$out/$release.log" "$out/$release.log.before"; from=(--resume "$out/$release.log.before"); fi
   deep=()
   [ -z "${MUTATION_DEEP:-}" ] || deep=(--deep)
-  "${mutate[@]}" "$wheel" --jobs "${JOBS:-2}" "${from[@]}" "${deep[@]}" --out "$out/$release.md" --log "$out/$release.log" >/dev/null
+  "${mutate[@]}" "$wheel" --jobs "${JOBS:-2}" "${from[@]}" "${deep[@]}" --explore-locks --out "$out/$release.md" --log "$out/$release.log" >/dev/null
   rm -f "$out/$release.log.before"
 done
 { "${mutate[@]}" --header; for release in 0.5.19 0.5.23; do [ -f "$out/$release.md" ] && cat "$out/$release.md"; done; } \

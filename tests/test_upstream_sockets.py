@@ -148,3 +148,60 @@ def test_a_send_that_never_returns_upstream_is_a_bug_naming_why() -> None:
             LESSONS["restart-recovery"], load_sglang(str(wheel("0.5.19"))), Options(quick=True)
         ).symptom
     )
+
+
+class _NeverBinds:
+    """A stand-in for `socket.socket` whose bind always fails (the port stays taken)."""
+
+    def __init__(self, *args: object) -> None:
+        self.closed = False
+
+    def setsockopt(self, *args: object) -> None:
+        pass
+
+    def bind(self, address: object) -> None:
+        raise OSError(98, "Address already in use")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_relay_that_cannot_reserve_its_closed_port_makes_the_run_unknown(monkeypatch) -> None:
+    from reference.harness.result import Observation
+    from reference.upstream import zmq_wire
+
+    relay = zmq_wire.Relay(zmq_wire._context(), "tcp://10.0.0.1:41000", None, alive=True, immediate=False)
+    monkeypatch.setattr(zmq_wire, "WAIT_MS", 20)
+    monkeypatch.setattr(zmq_wire.socket, "socket", _NeverBinds)
+
+    def run(options: object) -> Observation:
+        relay.refuse()  # the rank died; its port could not be reserved
+        return Observation("ok", "the send succeeded")
+
+    try:
+        observed = zmq_wire._hang_observed(run, None)
+    finally:
+        relay.close()
+    assert observed.verdict == "unknown"
+    assert "could not be reserved" in observed.symptom
+    assert relay.refuser is None and not relay.alive
+
+
+def test_a_closed_relays_port_refuses_connections() -> None:
+    import socket
+
+    from reference.upstream import zmq_wire
+
+    relay = zmq_wire.Relay(zmq_wire._context(), "tcp://10.0.0.1:41000", None, alive=True, immediate=False)
+    try:
+        relay.refuse()
+        assert relay.refuser is not None
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.settimeout(2)
+        try:
+            with pytest.raises(ConnectionRefusedError):
+                probe.connect(("127.0.0.1", relay.port))
+        finally:
+            probe.close()
+    finally:
+        relay.close()

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
-from reference.explore import PROPERTIES
+from reference.explore import ON_REQUEST, PROPERTIES
 from reference.explore.property import Property
 from reference.explore.runner import (
     SETUP_BOUND,
@@ -94,7 +94,8 @@ def _select(args: argparse.Namespace) -> list[Property] | str:
     if unexplored:
         return f"no exploration for lesson {unexplored[0]} (explored: {', '.join(PROPERTIES)})"
     props = [prop for lesson in lessons for prop in PROPERTIES[lesson]]
-    if args.property:
+    if args.property:  # a property run only on request is one of its lesson's when named
+        props += [prop for lesson in lessons for prop in ON_REQUEST.get(lesson, ())]
         known = {prop.id for prop in props}
         unknown = [name for name in args.property if name not in known]
         if unknown:

@@ -18,6 +18,9 @@ as text at that node's place; nodes spanning lines are left alone):
 - mutmut's: comparison operators (`==`/`!=`, `<`/`<=`, `>`/`>=`, `in`/`not in`,
   `is`/`is not`), `and`/`or`, `True`/`False`, an integer constant + 1.
 
+With `--explore-locks`, a survivor that removed a lock is judged again by the explorations
+that contend it (`EXPLORED_WITH`), against the same explorations on the unmutated tree.
+
 The report (Markdown) lists the kill rate and every survivor with its line, for the
 survivors table of `reference/upstream/MUTATION.md` (`ci/upstream_mutation.sh`).
 """
@@ -27,7 +30,10 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +43,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from reference.explore.runner import SETUP_BOUND, TIME_BOUND
+from reference.mutate.mutants import ROOT
 from reference.mutate.runner import Verdicts, compare, only_bounds, run_impl
 from reference.upstream.survivors import block_of, body_of, classify
 from reference.upstream.trees import DISAGG, make_tree
@@ -204,6 +212,31 @@ JUDGED_WITH = ("--quick",)
 DEEP_WITH: tuple[str, ...] = ()
 
 
+# The lock stage (`--explore-locks`): the default run scripts one interleaving (hooks), so
+# a removed lock is never contended there. A survivor whose operator removed a lock is
+# judged again by explorations (`--sglang TREE --explore`, frontrun DPOR) that run the
+# locked section against its racing partner, compared with the same explorations on the
+# unmutated tree: killed only where the mutant's verdict is `bug` and the unmutated
+# tree's `ok`; an exploration that stops at its bound (`unknown`) kills nothing.
+LOCK_OPERATORS = ("remove a lock",)
+# The sections of `connection_lock` over the pool, each against its partner
+# (`reference/explore/locked_sections.py`); the lesson properties that run whole requests
+# stop at their 30 s bound on upstream and cannot kill (the unmutated tree is `unknown`).
+_POOL_SECTIONS = (
+    ("stale-bootstrap", "invalidation-vs-eviction"),
+    ("stale-bootstrap", "fill-vs-eviction-walk"),
+)
+# Per mutant's lesson, (lesson, property) of the explorations that contend its locks:
+# the failure handler's `connection_lock` also guards the pool, so live-set-race's
+# mutants get the pool's sections too.
+EXPLORED_WITH: dict[str, tuple[tuple[str, str], ...]] = {
+    "live-set-race": (("live-set-race", "every-affected-room-failed"), *_POOL_SECTIONS),
+    "stale-bootstrap": _POOL_SECTIONS,
+    "failed-resurrect": (("failed-resurrect", "late-failed-after-clear"),),
+}
+Explored = dict[str, tuple[str, str]]  # "lesson/property" -> (verdict, symptom)
+
+
 class BaselineError(Exception):
     """The unmutated tree did not give the same verdicts twice."""
 
@@ -244,6 +277,56 @@ class DeepBaselines:
             return self.known[lesson]
 
 
+def explore_run(tree: Path, pairs: tuple[tuple[str, str], ...], timeout: float) -> tuple[str, Explored, str]:
+    """(status, findings, note) of one `--sglang TREE --explore` run of `pairs`
+    ((lesson, property)): status `ran`, `timeout` or `error` (no findings came back).
+    `timeout` is raised to what every exploration's own bounds allow, and a margin."""
+    timeout = max(timeout, (TIME_BOUND + SETUP_BOUND) * len(pairs) + 30.0)
+    cmd = [sys.executable, "-m", "reference", "--explore", "--sglang", str(tree), "--json"]
+    for lesson in dict.fromkeys(lesson for lesson, _ in pairs):
+        cmd += ["--lesson", lesson]
+    for _, prop in pairs:
+        cmd += ["--property", prop]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout", {}, f"no result within {timeout:g} s"
+    try:  # the exit status follows claimed properties' expectations; the findings are the JSON
+        findings = json.loads(done.stdout)["explorations"]
+    except (ValueError, KeyError):
+        lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
+        return "error", {}, lines[-1][:300]
+    return "ran", {f"{f['lesson']}/{f['property']}": (f["verdict"], f["symptom"]) for f in findings}, ""
+
+
+class ExploreBaselines:
+    """Per lesson, the unmutated tree's verdicts in `EXPLORED_WITH[lesson]`, from two
+    runs, made the first time a lock survivor needs them. An exploration whose verdict
+    differs between the two (a search that reached its bound once under load) counts
+    as `unknown`: it can kill nothing."""
+
+    def __init__(self, wheel: Path, root: Path, timeout: float) -> None:
+        self.tree, self.timeout = make_tree(wheel, root), timeout
+        self.wheel, self.lock = wheel, threading.Lock()
+        self.known: dict[str, Explored] = {}
+
+    def __call__(self, lesson: str) -> Explored:
+        with self.lock:
+            if lesson not in self.known:
+                runs = [explore_run(self.tree, EXPLORED_WITH[lesson], self.timeout) for _ in range(2)]
+                what = f"unmutated {self.wheel.name} ({lesson}, explorations)"
+                for status, _, note in runs:
+                    if status != "ran":
+                        raise BaselineError(f"{what}: {status} {note}")
+                first, second = runs[0][1], runs[1][1]
+                self.known[lesson] = {
+                    key: found if second.get(key, ("absent", ""))[0] == found[0] else ("unknown", "varied")
+                    for key, found in first.items()
+                }
+            return self.known[lesson]
+
+
 def judge(
     wheel: Path,
     mutant: Mutant,
@@ -251,12 +334,15 @@ def judge(
     unmutated: Verdicts,
     timeout: float,
     deep: DeepBaselines | None = None,
+    explored: ExploreBaselines | None = None,
 ) -> tuple[str, str]:
     """(outcome, what told it apart): every lesson with every check through `--sglang`
     on the mutant's tree, compared verdict by verdict with the unmutated tree's
     (`reference/mutate/runner.py`): `killed`, `unknown`, `timeout`, `import-error` or
     `survived`. With `deep`, a survivor is judged again by its lesson's default run; a
-    difference there that is only a deep check hitting its time bound is no kill."""
+    difference there that is only a deep check hitting its time bound is no kill. With
+    `explored`, a survivor that removed a lock is judged again by the explorations that
+    contend it (`EXPLORED_WITH`)."""
     tree = make_tree(wheel, root)
     (tree / DISAGG / mutant.file).write_text(mutant.text, encoding="utf-8")
     try:
@@ -264,11 +350,39 @@ def judge(
         if status != "ran":
             return status, note
         outcome, diffs = compare(unmutated, verdicts)
+        how = _told(diffs)
         if outcome == SURVIVED and deep is not None:
-            return _deeper(tree, mutant, deep, timeout)
+            outcome, how = _deeper(tree, mutant, deep, timeout)
+        if (
+            outcome == SURVIVED and explored is not None and mutant.operator in LOCK_OPERATORS
+            and mutant.lesson in EXPLORED_WITH
+        ):  # fmt: skip
+            outcome, found = _explored(tree, mutant, explored, timeout)
+            how = "; ".join(filter(None, (how, found)))
     finally:
         shutil.rmtree(tree, ignore_errors=True)
-    return outcome, _told(diffs)
+    return outcome, how
+
+
+def _explored(tree: Path, mutant: Mutant, explored: ExploreBaselines, timeout: float) -> tuple[str, str]:
+    """Killed where an exploration is `bug` on the mutant and `ok` on the unmutated tree;
+    every other difference (a search that stopped at its bound: `unknown`) is no kill."""
+    expected = explored(mutant.lesson)
+    status, got, note = explore_run(tree, EXPLORED_WITH[mutant.lesson], timeout)
+    if status != "ran":
+        return SURVIVED, f"explorations did not run ({status}): {note}"
+    kills = [
+        f"explore {key}: ok -> bug ({got[key][1].split(' [after ')[0][:160]})"
+        for key in sorted(got)
+        if got[key][0] == "bug" and expected.get(key, ("absent", ""))[0] == "ok"
+    ]
+    if kills:
+        return "killed", "; ".join(kills)
+    undecided = [key for key in sorted(got) if got[key][0] != expected.get(key, ("absent", ""))[0]]
+    held = [key for key in sorted(got) if got[key][0] == "ok"]
+    parts = [f"explorations held: {', '.join(held)}" if held else ""]
+    parts += [f"undecided (no kill): {', '.join(undecided)}" if undecided else ""]
+    return SURVIVED, "; ".join(filter(None, parts))
 
 
 def _deeper(tree: Path, mutant: Mutant, deep: DeepBaselines, timeout: float) -> tuple[str, str]:
@@ -359,11 +473,16 @@ def _judge_all(args: argparse.Namespace, found: list[Mutant]) -> list[str]:
         deep = (
             DeepBaselines(args.wheel, Path(scratch) / "unmutated-deep", args.timeout) if args.deep else None
         )
+        explored = (
+            ExploreBaselines(args.wheel, Path(scratch) / "unmutated-explored", args.timeout)
+            if args.explore_locks
+            else None
+        )
 
         def one(index: int) -> None:
             mutant = found[index]
             outcome, how = judge(
-                args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout, deep
+                args.wheel, mutant, Path(scratch) / f"m{index}", unmutated, args.timeout, deep, explored
             )
             lines[index] = (
                 f"{index + 1}/{len(found)} {outcome:12} {mutant.target}:{mutant.line} {mutant.operator}"
@@ -412,19 +531,40 @@ lesson's default run, the simulation included: 0.5.19's and 0.5.23's `is` -> `==
 `invalidate_cached_bootstrap_infos` is killed there (the simulation restarts a prefill on
 its own ports, where equal generations are not identical), nothing else.
 
-Not run per mutant: the explorations (`--sglang TREE --explore --lesson L`,
-`reference/explore`), the judge that would contend a removed lock. They now decide on
-upstream's code (they used to hang there: `reference/explore/README.md`). Measured on the
-unmodified 0.5.19 wheel at load average about 1: `live-set-race` holds over all 45
-interleavings in 0.4 s (0.5.23: 959 in 9 s), `failed-resurrect` in under 0.2 s, but each of
-`stale-bootstrap`'s four properties stops at its 30 s bound without a counterexample
-(`unknown`: upstream's receivers, relays and sockets add shared accesses), so the removed
-locks of the receiver's methods cannot be judged there. The one removed lock of
-`_handle_node_failure` (0.5.19's mutant 21) holds under `live-set-race`'s exploration (all
-33 interleavings): that lock guards the pool against the receivers' fills, which only a
-stale-bootstrap exploration drives. A removed lock whose section no thread can split
-(one C-level dict operation, or a lock only the heartbeat thread takes) is equivalent
-(`survivors.UNCONTENDED`); every other removed lock stays a gap.
+The lock stage (`--explore-locks`, on in `ci/upstream_mutation.sh`): the default run
+scripts one interleaving (hooks), so a removed lock is never contended there. A survivor
+whose operator removed a lock is judged again with `--sglang TREE --explore` over the
+explorations that contend its lesson's locks (`EXPLORED_WITH`), and the same explorations
+on the unmodified tree (two runs; a verdict that varies between them counts as `unknown`):
+killed only where the mutant's verdict is `bug` and the unmodified tree's `ok`; one that
+stops at its bound (`unknown`) kills nothing. The lesson's own stale-bootstrap properties
+cannot judge there: each runs whole requests through upstream's receivers, the relays and
+real sockets (about 0.1 s per interleaving, hundreds of orders apart), and their
+exhaustive and bound-2 searches stop at the 30 s bound on the unmodified 0.5.19 tree
+(`unknown`: 136 to 508 interleavings); and in their stub world a holder's send to a
+restarted prefill's old port does not fail on upstream's code (measured: the request is
+not Failed, the entry stays cached), so no send drives their invalidations there. The
+stage runs two properties narrowed to one `connection_lock` section and the section that
+can split it, two threads each (`reference/explore/locked_sections.py`, run only when
+named): `invalidation-vs-eviction` (a holder's `invalidate_cached_bootstrap_infos()`
+against the heartbeat's `_handle_node_failure` of that prefill; all 2 interleavings, under
+0.5 s) and `fill-vs-eviction-walk` (`_setup_bootstrap_infos()` filling a key against the
+heartbeat's walk of the pool; bound 2, 17 interleavings, 1.6 to 2.4 s), plus
+`live-set-race`'s `every-affected-room-failed` for that lesson's mutants. Run on the
+committed lock survivors (`--resume --only`, `--explore-locks`, JOBS=1, 2026-12-02 at
+`d5721a0`, load average 8 to 10: 0.5.19's five in 5.0 min, 0.5.23's four in 6.2 min,
+baselines included): the removed locks of `invalidate_cached_bootstrap_infos` (the
+eviction deletes the key between its check and its `del`: KeyError), of
+`_handle_node_failure` (the same KeyError in the holder, and a fill lands inside its walk:
+RuntimeError) and of the fill's `setdefault` (RuntimeError: dictionary changed size during
+iteration, in the heartbeat) are killed on both releases, after 2 to 3 interleavings; the
+socket locks of mooncake's `send_metadata` and `_register_kv_args` (0.5.19) and 0.5.23's
+`poll` hold under both sections.
+A removed lock whose section no thread can split (one C-level dict operation, or a lock
+only the heartbeat thread takes) is equivalent (`survivors.UNCONTENDED`); the per-endpoint
+socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits) and
+0.5.23's `_lifecycle_lock` (a `nullcontext()` unless decode allocation is deferred) stay
+gaps, with those reasons.
 """
 
 
@@ -453,6 +593,11 @@ def main(argv: list[str] | None = None) -> int:
         "--deep",
         action="store_true",
         help="judge a survivor again with its lesson's default run (the simulation)",
+    )
+    parser.add_argument(
+        "--explore-locks",
+        action="store_true",
+        help="judge a survivor that removed a lock again with the explorations that contend it",
     )
     args = parser.parse_args(argv)
     if args.header:

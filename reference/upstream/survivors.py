@@ -95,9 +95,18 @@ UNCONTENDED: tuple[tuple[str, str], ...] = (
 
 # The same, for gaps: what the default run does not drive, and what would catch it.
 GAPS: tuple[tuple[str, str, str, str], ...] = (
+    ("remove a lock", r"^with lock:$", "",
+     "gap: the per-endpoint socket lock keeps another thread's use of the same PUSH socket (the "
+     "heartbeat's `disconnect_endpoint` closes it under this lock) out of a `send_multipart` in "
+     "progress; what it guards is libzmq's socket state inside one pyzmq call, which frontrun neither "
+     "traces (site-packages, C) nor splits (one step), so the lock stage's explorations cannot contend it"),
+    ("remove a lock", r"_lifecycle_lock", "",
+     "gap: `_lifecycle_lock` is a `nullcontext()` unless the manager defers decode allocation "
+     "(`prefill_complete`, off in the adapter); there it is an RLock keeping the prefill-recompute "
+     "callback's abort (`_fail_prefill_recompute`) out of a poll, which no lesson drives"),
     ("remove a lock", r"", "",
      "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
-     "an exploration over the locked section (`--sglang --explore`, not run per mutant) would be"),
+     "no exploration of the lock stage (`mutate.py --explore-locks`, `EXPLORED_WITH`) contends it"),
     ("", r"(_send_abort_notification|abort_notified|ensure_abort_notified|bootstrap_infos is not None$)", "",
      _ABORT),
     ("delete a statement", r"^self\.bootstrap_infos = None$", "",

@@ -16,7 +16,9 @@ endpoint on 127.0.0.1, a `Relay`:
   it, in the reference prefill's frames (`receiver.MooncakeWire`), to the scenario's
   transport on the sender's thread, so the mock world stays deterministic;
 - once the rank is gone (the transport's peer-gone callback, or never bound), a TCP
-  socket bound to the same port that never listens: it refuses every connection. A PUSH
+  socket bound to the same port that never listens: it refuses every connection (and no
+  other socket can take the port; a relay that cannot reserve it, or whose fail-fast
+  socket stays writable, makes that run `unknown`, never a verdict it did not see). A PUSH
   socket with IMMEDIATE=0 (upstream's) queues to it silently; with IMMEDIATE=1 (the
   `fail-fast` option, `reference/transport/sockets.py`) its send blocks for the send
   timeout and raises `zmq.Again`, both from libzmq itself. Before a relay refuses a
@@ -62,6 +64,7 @@ import itertools
 import socket
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -134,16 +137,11 @@ class Relay:
                 return
             self.pull.close(linger=0)
             self.pull = None
-            refuser = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            refuser.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                refuser.bind(("127.0.0.1", self.port))  # bound, never listening: connections are refused
-                self.refuser = refuser
-            except OSError:
-                refuser.close()
+            self.refuser = _bind_refuser(self.port)
             if self.immediate:  # IMMEDIATE=0 queues whether or not a pipe is left: no wait
                 for push, lock, monitor in self.pushes:
-                    _await_unwritable(push, lock, monitor)
+                    if not _await_unwritable(push, lock, monitor):
+                        gave_up(f"upstream's socket to {self.endpoint} stayed writable {WAIT_MS} ms")
 
     def unwatch(self, push: zmq.Socket | None = None) -> None:
         """Stop monitoring upstream's socket `push` (every socket if None), before it closes."""
@@ -164,18 +162,46 @@ class Relay:
         self.unwatch()
 
 
-def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> None:
+def _bind_refuser(port: int) -> socket.socket | None:
+    """A TCP socket bound to `port` on 127.0.0.1 that never listens: connections to it are
+    refused, and no other socket (another relay, another test process) can take the port
+    and accept them. libzmq closes the relay's listener on its own I/O thread, so the bind
+    is retried (bounded) until that listener is gone; if it never goes, the run says so."""
+    for _ in range(WAIT_MS // POLL_MS):
+        refuser = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        refuser.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            refuser.bind(("127.0.0.1", port))
+            return refuser
+        except OSError:
+            refuser.close()
+            time.sleep(POLL_MS / 1000)  # waits on libzmq's I/O thread, not on a scenario's order
+    gave_up(f"port {port} of a closed relay could not be reserved within {WAIT_MS} ms")
+    return None
+
+
+def _await_unwritable(push: zmq.Socket, lock: Any, monitor: zmq.Socket) -> bool:
     """Block (bounded) until libzmq would no longer take a message on `push` (IMMEDIATE=1:
-    its pipe to the closed relay is gone). `EVENTS` is read under upstream's own socket
-    lock; the monitor's connect/disconnect events wake the wait."""
+    its pipe to the closed relay is gone); False if the bound came first. `EVENTS` is read
+    under upstream's own socket lock; the monitor's connect/disconnect events wake the wait."""
     from zmq.utils.monitor import recv_monitor_message
 
     for _ in range(WAIT_MS // POLL_MS):
         with lock:
             if not int(push.getsockopt(zmq.EVENTS)) & zmq.POLLOUT:
-                return
+                return True
         if monitor.poll(POLL_MS):
             recv_monitor_message(monitor)
+    return False
+
+
+_GAVE_UP: list[str] = []  # why a relay could not make a closed rank refuse (any thread)
+
+
+def gave_up(why: str) -> None:
+    """A relay could not refuse as its rank's death requires: the run that saw it cannot
+    decide (`_hang_observed` makes it `unknown`), whatever upstream's code then did."""
+    _GAVE_UP.append(why)
 
 
 class SendNeverReturns(Exception):
@@ -421,7 +447,14 @@ def hang_is_bug(decide: Callable[..., Observation]) -> Callable[..., Observation
 
 
 def _hang_observed(run: Callable[[Any], Observation], options: Any) -> Observation:
+    before = len(_GAVE_UP)
     try:
-        return run(options)
+        observed = run(options)
     except SendNeverReturns as exc:
-        return Observation("bug", f"the scheduler would hang: {exc}", [], {"send_never_returns": str(exc)})
+        hang = {"send_never_returns": str(exc)}
+        observed = Observation("bug", f"the scheduler would hang: {exc}", [], hang)
+    if len(_GAVE_UP) > before:
+        why = _GAVE_UP[before]
+        symptom = f"the adapter's relay gave up: {why}"
+        return Observation("unknown", symptom, observed.timeline, {"gave_up": why})
+    return observed
