@@ -26,8 +26,9 @@ KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 def check_ids(lesson_id: str) -> list[str]:
     """The lesson's hand-built checks (the deep ones, simulation and explorations, have their
-    own tests: tests/test_sim.py, tests/test_explore*.py, the gallery tests)."""
-    return [check.id for check in LESSONS[lesson_id].checks if not check.deep]
+    own tests: tests/test_sim.py, tests/test_explore*.py, the gallery tests; a configured
+    one, upstream's only: tests/test_upstream_configs.py)."""
+    return [check.id for check in LESSONS[lesson_id].checks if not check.deep and not check.configuration]
 
 
 def verdict_on(variant_name: str, lesson_id: str, check_id: str) -> tuple[str, str]:

@@ -36,6 +36,10 @@ class Check:
     # A deep check explores generated workloads or interleavings within `Options.budget`
     # (the seeded simulation, DPOR explorations); `--quick` leaves it out.
     deep: bool = False
+    # A named configuration of the variant the check runs in (the upstream adapter's
+    # `CONFIGURATIONS`, e.g. `staging`): only a variant that offers it runs the check, on
+    # the module of that configuration; "" is the variant as it is.
+    configuration: str = ""
 
 
 def overall(results: Sequence[CheckResult]) -> Verdict:

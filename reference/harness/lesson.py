@@ -69,6 +69,7 @@ def run_lesson(lesson: Lesson, variant: Variant, options: Options) -> Result:
         and not _declared_out(lesson, c, variant)
         and (options.deep or not c.deep)
         and deep.runs_on(c, variant)
+        and offers(variant, c)
     ]
     checks = [run_check(lesson, check, variant, options) for check in chosen]
     story = next((c for c in checks if c.id == STORY), None)
@@ -113,6 +114,18 @@ def _declared_out(lesson: Lesson, check: Check, variant: Variant) -> bool:
     return bool(components) and len(variant.declared_unavailable(components)) == len(components)
 
 
+def offers(variant: Variant, check: Check) -> bool:
+    """Whether the variant runs `check`: one with a `configuration` runs only where the
+    variant's module offers that configuration (`CONFIGURATIONS`), as an exploration runs
+    only where it can (`deep.runs_on`); our forms model none of them."""
+    return not check.configuration or check.configuration in getattr(variant.module, "CONFIGURATIONS", {})
+
+
+def _module(variant: Variant, check: Check) -> Any:
+    """The module a check's body drives: the variant's, or its configuration's."""
+    return variant.module.CONFIGURATIONS[check.configuration] if check.configuration else variant.module
+
+
 def _check_details(checks: list[CheckResult]) -> dict[str, Any]:
     """Each other check's details, under `checks` (the story's stay at the top level)."""
     found = {c.id: c.details for c in checks if c.id != STORY and c.details}
@@ -130,12 +143,14 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
         return Observation("unknown", reason)
     if not runs_on(check.transports, options.transport):
         return Observation("unknown", f"no {options.transport} scenario for this check")
+    if not offers(variant, check):
+        return Observation("unknown", f"the variant offers no configuration {check.configuration!r}")
     unusable = _backend_unusable(lesson, options)
     if unusable:
         return Observation("unknown", unusable)
     try:
         story = check.id == STORY
-        observation = _decided(lesson.id, check.body, variant, options)
+        observation = _decided(lesson.id, check.body, variant, options, _module(variant, check))
         if story and options.repeat > 0 and lesson.stress is not None:
             observation = _with_stress(observation, lesson.stress(variant.module, options))
         return observation
@@ -145,13 +160,17 @@ def _observe(lesson: Lesson, check: Check, variant: Variant, options: Options) -
         return Observation("unknown", f"scenario raised {_one_line(exc)}")
 
 
-def _decided(lesson_id: str, body: Body, variant: Variant, options: Options) -> Observation:
-    """A check's body, or, for a variant with a `DECIDE` (the upstream adapter: its own
-    wiring decides, `latent` and `--provoke`), that function around the body."""
+def _decided(
+    lesson_id: str, body: Body, variant: Variant, options: Options, module: Any = None
+) -> Observation:
+    """A check's body (on `module`, the variant's unless a configuration's), or, for a
+    variant with a `DECIDE` (the upstream adapter: its own wiring decides, `latent` and
+    `--provoke`), that function around the body."""
+    module = variant.module if module is None else module
     decide = getattr(variant.module, "DECIDE", None)
     if decide is None:
-        return body(variant.module, options)
-    return decide(lesson_id, options, lambda opts: body(variant.module, opts))
+        return body(module, options)
+    return decide(lesson_id, options, lambda opts: body(module, opts))
 
 
 def _one_line(exc: BaseException) -> str:

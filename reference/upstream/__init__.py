@@ -43,7 +43,7 @@ import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from reference.upstream import bound, coverage, deps, wiring, zmq_wire
+from reference.upstream import bound, configs, coverage, deps, wiring, zmq_wire
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -247,10 +247,31 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     module.SIM_OWN_SOCKETS_ONLY = True  # type: ignore[attr-defined]
     module.SIM_RUNS_PER_SECOND = 3  # type: ignore[attr-defined]
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
+    module.CONFIGURATIONS = _configured(module, load, triggers)  # type: ignore[attr-defined]
     module.TRIGGERS = triggers  # type: ignore[attr-defined]
     module.SOURCE = source  # type: ignore[attr-defined]
     module.LOAD = load  # type: ignore[attr-defined]
     return module
+
+
+def _configured(
+    module: types.ModuleType, load: UpstreamLoad, triggers: wiring.Triggers
+) -> dict[str, types.ModuleType]:
+    """Per named configuration this release offers (`configs.py`), a variant module whose
+    `KVManager` runs in it; its other components are the default module's. A check with
+    a `configuration` runs on that module (`harness/lesson.py`)."""
+    if not hasattr(module, "KVManager") or not hasattr(module, "KVReceiver"):
+        return {}
+    found = {}
+    for name, configuration in configs.offered(load).items():
+        configured = types.ModuleType(f"{module.__name__}[{name}]")
+        configured.__dict__.update(
+            {k: v for k, v in vars(module).items() if not k.startswith("__") and k != "CONFIGURATIONS"}
+        )
+        configured.KVManager = manager_class(load, triggers, configuration)[0]  # type: ignore[attr-defined]
+        configured.CONFIGURATION = configuration  # type: ignore[attr-defined]
+        found[name] = configured
+    return found
 
 
 def expectations(version: str | None, provoke: bool = False) -> dict[str, Expected]:

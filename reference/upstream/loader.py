@@ -113,6 +113,11 @@ class UpstreamLoad:
                 importlib.import_module(name)
         return self.modules[name]
 
+    def importing(self) -> Any:
+        """For a call into upstream code that imports inside a function (the staging
+        handler's `from sglang... import`): this version's modules are what it imports."""
+        return self._installed()
+
     @contextmanager
     def _installed(self) -> Iterator[None]:
         saved = {key: mod for key, mod in sys.modules.items() if _ours(key) or key in self.modules}

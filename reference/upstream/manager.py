@@ -40,12 +40,22 @@ Adapter code (this file):
   the scenario's transport: upstream binds its socket in `__init__` and mooncake's
   decode thread handles what arrives), and running upstream's own
   `try_ensure_parallel_info` with its `GET /route` on the scenario's transport
-  (`bound.py`; the receiver's adapter is `receiver.py`).
+  (`bound.py`; the receiver's adapter is `receiver.py`);
+- a named configuration (`configs.py`; the default is upstream's defaults): `mla`
+  passes `is_mla_backend=True` to upstream's `CommonKVManager.__init__`; `staging` sets
+  `enable_staging` and, as mooncake's decode `__init__` does, upstream's
+  `DecodeStagingContext` with upstream's `StagingAllocator` (`_Staging`: its GPU
+  buffer is a host address range), and plays the decode scheduler's calls into
+  upstream's `DecodeStagingHandler` (`create`, `register_decode_req` before a staged
+  request's `send_metadata`, `unregister_decode_req` at its end); a `STAGING_REQ` that
+  reaches the decode's socket goes to upstream's `_handle_staging_req`, as mooncake's
+  decode thread sends it there.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import struct
 import threading
 import types
 from collections import defaultdict
@@ -61,6 +71,7 @@ from reference.messages import PrefillServerInfo
 from reference.status import KVPoll
 from reference.transport.base import Transport
 from reference.upstream.bound import BindingThreading, Stopped, bound
+from reference.upstream.configs import DEFAULT, Configuration
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
 from reference.upstream.zmq_wire import Relays, close_when_collected, failing, relay_disconnects
@@ -77,6 +88,8 @@ class ManagerAdapter:
     _triggers: Any  # wiring.Triggers of this loaded version
     _label: str  # e.g. sglang-0.5.19
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
+    _configuration: Configuration = DEFAULT  # configs.py: upstream's defaults unless named
+    _load: UpstreamLoad
     _upstream_heartbeat: bool  # upstream's own heartbeat loop runs (see start_heartbeat)
     _inline_heartbeat: types.CodeType | None  # 0.5.11, 0.5.12: mooncake's inline loop
     _inline_globals: dict[str, Any]
@@ -107,9 +120,10 @@ class ManagerAdapter:
         server_args = self._upstream.ServerArgs()
         # Upstream's CommonKVManager.__init__; the backend's own __init__ (mooncake's
         # transfer engine, buffer registration and threads) is what cannot run here.
-        self._common_init(self, self._kv_args(), mode, server_args, False)
+        self._common_init(self, self._kv_args(), mode, server_args, self._configuration.mla)
         self.engine = _TransferEngine(self)  # mooncake's decode reads only its session id
-        self.enable_staging = False
+        self.enable_staging = self._configuration.staging
+        self._staging_adapter: _Staging | None = _Staging(self) if self.enable_staging else None
         self.addr_to_rooms_tracker = HookedTracker(self, self.addr_to_rooms_tracker)
         self.heartbeat_interval = self.config.heartbeat_interval
         self.max_failures = self.config.heartbeat_max_failures
@@ -167,13 +181,18 @@ class ManagerAdapter:
 
     def listen(self, memory: KVMemory) -> DecodeInbox:
         inbox = DecodeInbox(self, memory)  # type: ignore[arg-type]
-        inbox.endpoint = self.transport.bind_inbox(inbox.handle)
+        staging = self._staging_adapter
+        inbox.endpoint = self.transport.bind_inbox(
+            inbox.handle if staging is None else staging.dispatch(inbox)
+        )
         self.transport.register_memory(inbox.session, memory)
         self.inbox = inbox
         # Upstream's decode PULL socket and KV buffer, as its register frame reports them.
         self.local_ip, _, port = inbox.endpoint.rpartition(":")
         self.rank_port = int(port)
         self.kv_args.kv_data_ptrs, self.kv_args.kv_item_lens = [memory.region_ptr(0)], [memory.item_len]
+        if staging is not None:
+            staging.listen()
         return inbox
 
     def get_session_id(self) -> str:
@@ -185,6 +204,8 @@ class ManagerAdapter:
         self.room_to_bootstrap_addr[bootstrap_room] = bootstrap_addr
 
     def clear(self, bootstrap_room: int) -> None:
+        if self._staging_adapter is not None:
+            self._staging_adapter.request_ended(bootstrap_room)
         receiver: Any = self._receivers.pop(bootstrap_room, None)
         if receiver is None:  # a room the scenario wrote directly: a receiver shell for upstream's clear
             receiver = object.__new__(self._tracking_receiver)
@@ -279,6 +300,130 @@ class _ClockedEvent:
         return self.clock.wait(self.stop, seconds if seconds is not None else float("inf"))
 
 
+class _Staging:
+    """Configuration `staging` (see the module doc): upstream's decode staging context,
+    allocator and handler on this manager, and the scheduler's calls into the handler."""
+
+    def __init__(self, manager: Any) -> None:
+        load = manager._load
+        self.manager = manager
+        context = load.get("DecodeStagingContext")
+        allocator = load.get("StagingAllocator")
+        buffers = load.module(load.where("StagingAllocator")[0])
+        self.handler_class = load.get("DecodeStagingHandler")
+        manager._staging_ctx = context()  # as mooncake's decode __init__, then its allocator
+        with _bound_global(buffers, "StagingBuffer", _HostBuffer), load.importing():
+            manager._staging_ctx.allocator = allocator(STAGING_RING, "cpu", 0)
+        manager._staging_handler = None
+        # rank endpoint -> (base, size) of the staging ring its last register frame named
+        self.rings: dict[str, tuple[int, int]] = {}
+
+    def dispatch(self, inbox: DecodeInbox) -> Any:
+        """What reaches the decode's socket: a `STAGING_REQ` goes to upstream's
+        `_handle_staging_req`, as mooncake's decode thread sends it; the rest to the inbox."""
+        manager = self.manager
+
+        def handle(frames: list[bytes]) -> None:
+            if frames and frames[0] == b"STAGING_REQ":
+                with bound(now=manager.clock.now, transport=manager.transport), manager._load.importing():
+                    manager._handle_staging_req(frames)
+            else:
+                inbox.handle(frames)
+
+        return handle
+
+    def listen(self) -> None:
+        """The scheduler's `_init_staging_handler`, after the decode's `_init_kv_manager`
+        set its KV buffers and head count (one head, one layer's K and V)."""
+        manager = self.manager
+        manager.kv_args.kv_head_num = 1
+        manager.kv_args.kv_item_lens = manager.kv_args.kv_item_lens * 2
+        kv = [_HostKV()]  # the KV pool's per-layer tensors: where they live, no bytes
+        layers = {"slot_layer_ids": [0, 0]} if _takes(manager.set_kv_buffer_tensors, "slot_layer_ids") else {}
+        manager.set_kv_buffer_tensors(kv, kv, manager.kv_args.page_size, **layers)
+        handlers = manager._load.module(manager._load.where("DecodeStagingHandler")[0])
+        with manager._load.importing(), _bound_global(handlers, "torch", _HOST_TORCH):
+            manager._staging_handler = self.handler_class.create(manager, None, 0)
+
+    def registered(self, info: dict, base: bytes, size: bytes) -> None:
+        """What a prefill rank learns of the ring from upstream's register frame (its
+        staging base pointer and total size; empty frames: no ring)."""
+        (ptr,) = struct.unpack("Q", base) if len(base) == 8 else (0,)
+        self.rings[f"tcp://{info['rank_ip']}:{info['rank_port']}"] = (ptr, int(size) if size.isdigit() else 0)
+
+    def before_metadata(self, receiver: Any) -> None:
+        """The scheduler's `register_decode_req` for a staged request, before its
+        `send_metadata` (upstream's `pop_preallocated`)."""
+        if getattr(receiver, "require_staging", False):
+            request = _SchedulerRequest(receiver)
+            self.manager._staging_handler.register_decode_req(receiver.bootstrap_room, request)
+
+    def request_ended(self, bootstrap_room: int) -> None:
+        """The scheduler's `unregister_decode_req` when a staged request leaves its queue
+        (upstream's `pop_transferred`: for a staging room, before the receiver's `clear`,
+        which a scenario calls next; `clear` here calls it too, for a room cleared there)."""
+        manager = self.manager
+        with bound(now=manager.clock.now, transport=manager.transport), manager._load.importing():
+            if manager._staging_handler.is_staging_room(bootstrap_room):
+                manager._staging_handler.unregister_decode_req(bootstrap_room)
+
+
+STAGING_RING = 1 << 20  # bytes of the decode's staging ring (upstream's default: 4096 MB of GPU memory)
+
+
+class _HostBuffer:
+    """Stand-in for upstream's `StagingBuffer` (a GPU tensor): an address range only;
+    no bytes move through it here (the ring's offsets are what the checks read)."""
+
+    def __init__(self, size_bytes: int, device: str, gpu_id: int, custom_mem_pool: Any = None) -> None:
+        self.size_bytes, self.gpu_id = size_bytes, gpu_id
+        self.device = types.SimpleNamespace(type=device)  # a torch.device's `type`
+        self.data_ptr = 0x7F00_0000_0000
+
+    def get_ptr(self) -> int:
+        return self.data_ptr
+
+    def get_size(self) -> int:
+        return self.size_bytes
+
+
+class _HostKV:
+    """Stand-in for one of the KV pool's GPU tensors, as the staging handler reads it at
+    construction (0.5.23: its device and index)."""
+
+    device = types.SimpleNamespace(type="cpu", index=0)
+
+
+# Stand-in for the `torch` the staging handler's constructor asks for the device module
+# (0.5.23: `torch.get_device_module`, used by the scatter, which does not run here).
+_HOST_TORCH = types.SimpleNamespace(get_device_module=lambda device: None)
+
+
+class _SchedulerRequest:
+    """The decode scheduler's `DecodeRequest` as upstream's staging handler reads it:
+    its receiver and its request's protected prefix (none: a fresh request)."""
+
+    def __init__(self, receiver: Any) -> None:
+        self.kv_receiver = receiver
+        self.req = types.SimpleNamespace(
+            kv=types.SimpleNamespace(cache_protected_len=0), rid=str(receiver.bootstrap_room)
+        )
+
+
+class _bound_global:
+    """`module.name` replaced by `value` for one block (a stand-in at construction)."""
+
+    def __init__(self, module: ModuleType, name: str, value: Any) -> None:
+        self.module, self.name, self.value = module, name, value
+
+    def __enter__(self) -> None:
+        self.saved = vars(self.module)[self.name]
+        setattr(self.module, self.name, self.value)
+
+    def __exit__(self, *_exc: object) -> None:
+        setattr(self.module, self.name, self.saved)
+
+
 def _discard_without_the_lock(manager: Any, bootstrap_room: int) -> None:
     """What mori's cleanup did, for versions that no longer have it (adapter code)."""
     addr = manager.room_to_bootstrap_addr.pop(bootstrap_room, None)
@@ -346,10 +491,13 @@ def _kv_args(cls: type) -> Any:
     return args
 
 
-def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, str]]:
+def manager_class(
+    load: UpstreamLoad, triggers: Any, configuration: Configuration = DEFAULT
+) -> tuple[type, dict[str, str]]:
     """The scenarios' `KVManager` for one loaded version: on mooncake's decode manager
     (upstream's default backend) where the version has it, else `CommonKVManager`; and
-    the members it cannot drive on that version (`KVManager.<name>` -> reason)."""
+    the members it cannot drive on that version (`KVManager.<name>` -> reason). Upstream's
+    defaults unless `configuration` names another (`configs.py`)."""
     common = load.get("CommonKVManager")
     base = load.get("MooncakeKVManager") if load.has("MooncakeKVManager") else common
     receiver = (
@@ -376,6 +524,8 @@ def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, st
             "_tracking_receiver": _concrete(receiver),
             "_mori_cleanup": staticmethod(mori_cleanup) if mori_cleanup is not None else None,
             "_triggers": triggers,
+            "_configuration": configuration,
+            "_load": load,
             "_label": load.source.label,
             "_info_fields": fields,
             "_upstream_heartbeat": _calls(base, "start_decode_thread", "_start_heartbeat_checker_thread"),
@@ -384,6 +534,12 @@ def manager_class(load: UpstreamLoad, triggers: Any) -> tuple[type, dict[str, st
         },
     )
     return cls, gaps
+
+
+def _takes(function: Any, name: str) -> bool:
+    """Whether upstream's `function` has a parameter `name` (the release's signature)."""
+    code = getattr(function, "__code__", None)
+    return code is not None and name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
 
 
 def _calls(cls: type, method: str, name: str) -> bool:

@@ -24,7 +24,9 @@ Adapter code (this file), at the socket and data-plane boundary:
   int32 page indices, required answers) and the scenario's prefill gets the same facts
   in the reference prefill's frames (`reference/wire.py`); upstream's ABORT notification
   (room, decode ip and port, from 0.5.23 a generation) becomes our `Abort` for that room,
-  naming the decode by its session. A rank that is gone refuses
+  naming the decode by its session; in configuration `staging` the staging ring a
+  register frame names (frames 14 and 15) is recorded per rank
+  (`manager._Staging.rings`), what upstream's prefill reads. A rank that is gone refuses
   connections for real: with upstream's IMMEDIATE=0 the send queues silently and the
   request ends in upstream's own waiting timeout; with `--sockets fail-fast` libzmq's
   send raises `zmq.Again`;
@@ -33,7 +35,8 @@ Adapter code (this file), at the socket and data-plane boundary:
   fetch returned it; `MooncakeWire` adds that region's offset to the KV pointer;
 - `send_metadata(kv_indices)` passes the scenario's page list as upstream's int32
   array (`array("i")`, which has the `tobytes` upstream calls); every call into
-  upstream is bound to the manager's clock and transport.
+  upstream is bound to the manager's clock and transport; in configuration `staging`
+  the decode scheduler's `register_decode_req` runs first (`manager._Staging`).
 """
 
 from __future__ import annotations
@@ -55,12 +58,14 @@ class MooncakeWire:
     """Reads upstream's mooncake frames and writes the reference prefill's frames for the
     same message (see the module doc); the socket is upstream's own (`zmq_wire.py`)."""
 
-    def __init__(self, info: dict, memory: Any, session: str) -> None:
-        self.info, self.memory, self.session = info, memory, session
+    def __init__(self, info: dict, memory: Any, session: str, staging: Any = None) -> None:
+        self.info, self.memory, self.session, self.staging = info, memory, session, staging
 
     def translated(self, frames: list[bytes]) -> list[bytes]:
         text = [frame.decode("ascii", "replace") for frame in frames[:4]]
         endpoint = f"{text[1]}:{text[2]}" if len(frames) > 3 else ""
+        if frames[0] == b"None" and len(frames) > 15 and self.staging is not None:
+            self.staging.registered(self.info, frames[14], frames[15])  # the ring it was told of
         if frames[0] == b"None" and len(frames) > 9:  # register: upstream frames 1-4 and 9
             (base,) = struct.unpack_from("Q", frames[4]) if len(frames[4]) >= 8 else (0,)
             offset = self.memory.region_ptr(self.info["region"]) - self.memory.region_ptr(0)
@@ -120,11 +125,14 @@ class ReceiverAdapter:
         sock, lock = relays.connect(type(self), relay)  # upstream's own _connect, to the relay
         inbox = self.kv_mgr.inbox
         memory, session = (inbox.memory, inbox.session) if inbox is not None else (None, "")
-        frames = MooncakeWire(info, memory, session)
+        frames = MooncakeWire(info, memory, session, getattr(self.kv_mgr, "_staging_adapter", None))
         return RealPush(sock, relay, frames.translated, relays.bounded_by_adapter(relay)), lock
 
     def send_metadata(self, kv_indices: Any, *args: Any, **kwargs: Any) -> None:
+        staging = getattr(self.kv_mgr, "_staging_adapter", None)
         with self._bound():
+            if staging is not None:  # configuration `staging`: the scheduler registers it first
+                staging.before_metadata(self)
             super().send_metadata(array("i", kv_indices), *args, **kwargs)  # type: ignore[misc]
 
 

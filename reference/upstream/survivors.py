@@ -29,6 +29,13 @@ _ABORT = (
     "timeout (each rank once) and that no abort repeat it"
 )
 
+_NO_RANKS = (
+    "gap: a prefill reporting no ranks (a parallel info with pp_size 0: upstream's bootstrap server stores "
+    "it unchecked, its own prefill never sends it): upstream's assert raises AssertionError out of `init` "
+    "into the scheduler (its `add` does not catch it), a crash no check may require; without it the request "
+    "waits for its waiting timeout and fails, as our forms do (measured on 0.5.19, 0.5.23 and fixed)"
+)
+
 # (operator, or "" for any; a regular expression the changed line must match; one the
 # header of its block must match, or ""; why).
 EQUIVALENT: tuple[tuple[str, str, str, str], ...] = (
@@ -119,8 +126,14 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
     ("", r"(session_pool)", "",
      "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
      "connections on restart would show a reused session"),
-    ("", r"(staging|_staging_outstanding|_deferred_ack|_notify_bootstrap|_alloc\b)", "",
-     "gap: staging and deferred-ACK state: off in the adapter (`enable_staging` False), no lesson drives it"),
+    ("", r"(_staging_outstanding|_deferred_ack|_notify_bootstrap)", "",
+     "gap: the prefill's side of a room (its deferred ABORT_ACK targets, poisoned rooms, staged chunks "
+     "outstanding, 0.5.23's deferred bootstrap): only upstream's prefill manager writes them (its transfer "
+     "worker and ABORT handling, which need a transfer engine); in the decode manager the adapter drives, "
+     "nothing does"),
+    ("", r"(staging|_alloc\b)", "",
+     "gap: staging (configuration `staging`, check staging-released: the ring in the register frame, a "
+     "STAGING_REQ answered, the room's staging state released); this mutant keeps all three there"),
     ("", r"^return t$", "",
      "gap: the thread it returns is what mooncake's teardown joins; the adapter stops and joins the loop "
      "itself and never runs that teardown"),
@@ -134,12 +147,13 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: closed-server-releases-port (task-refs) asks that close() free the port and close the loop; "
      "this mutant still does both in the scenario"),
     ("", r"(is_dummy|target_tp_rank == self\.target_tp_rank|self\.target_tp_rank is None)", "",
-     "gap: the MLA backend's dummy ranks (`is_mla_backend` False in the adapter), not driven"),
+     "gap: the MLA backend's dummy ranks (configuration `mla`, check mla-one-rank-asked: one of four "
+     "prefill ranks asked for the pages); this mutant still asks one there"),
     ("is -> ==", r"is bootstrap_infos:$", "",
      "gap: equal is not identical (wrong fix `equal_not_identical`): the simulation catches it "
      "(`invalidate-own-only`, on upstream too), a deep check this quick judge leaves out"),
     ("", r"^assert len\(self\.bootstrap_infos\) > 0$", "",
-     "gap: a prefill reporting no ranks (an empty info list), not driven"),
+     _NO_RANKS),
     ("", r"(decode_prefix_len or 0|state_dim_per_tensor|^else 0$)", "",
      "gap: a register or metadata frame the relay does not hand on (prefix length, state dims, "
      "item length of a pool with no contiguous KV): no lesson reads it"),
@@ -151,7 +165,7 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "fetch already recorded the failure and wrote Failed, so without this repeat only the recorded "
      "reason's wording differs, which no check may ask"),
     ("", r"", r"^if not self\.bootstrap_infos:$",
-     "gap: a prefill reporting no ranks (an empty info list), not driven"),
+     _NO_RANKS),
     ("delete a statement", r"^return$", r"^(except zmq\.ZMQError:|\):)$",
      "gap: send-failure-stops-sends (stale-bootstrap) asks that no rank get the metadata after a failed "
      "send; this mutant still stops there in the scenario"),

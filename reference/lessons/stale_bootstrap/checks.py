@@ -16,6 +16,7 @@ from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.lessons.stale_bootstrap import checks_abort as aborts
+from reference.lessons.stale_bootstrap import checks_configured as configured
 from reference.lessons.stale_bootstrap import checks_dead as dead
 from reference.lessons.stale_bootstrap import checks_keys as keys
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
@@ -174,5 +175,23 @@ CHECKS = (
         "a metadata send that fails on one rank: the request does not succeed, no rank is sent it after that",
         f"mooncake send_metadata hunk: on ZMQError invalidate, record, write Failed and return ({HUNKS})",
         dead.send_failure_stops_sends,
+    ),
+    # In a named configuration of upstream's decode (reference/upstream/configs.py); our
+    # forms model neither MLA nor staging, so only a variant offering it runs these.
+    Check(
+        "mla-one-rank-asked",
+        "an MLA decode asks one of its prefill TP ranks for the pages; the others get a dummy metadata frame",
+        f"_setup_bootstrap_infos hunk, the MLA branch of the fetch loop: is_dummy for every target rank but "
+        f"target_tp_rank ({HUNKS})",
+        configured.mla_one_rank_asked,
+        configuration="mla",
+    ),
+    Check(
+        "staging-released",
+        "a staged request's STAGING_REQ is answered, and its staging state is released once it ended",
+        f"mooncake send_metadata hunk: chunk_staging_infos reset, register_staging_room_bootstrap before "
+        f"the sends ({HUNKS})",
+        configured.staging_released,
+        configuration="staging",
     ),
 )

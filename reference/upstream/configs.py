@@ -1,0 +1,82 @@
+"""Named adapter configurations: upstream's decode in a setting other than its defaults.
+
+The `--sglang` run drives upstream's decode as upstream's default server runs it: no
+staging buffer (`SGLANG_DISAGG_STAGING_BUFFER`, `EnvBool(False)` in `environ.py`) and a
+model without multi-head latent attention (`is_mla_backend=False`, what the scheduler
+passes for a Llama-style model). Two code paths of the methods the lessons judge run
+only in another setting, which upstream's own server also runs:
+
+- `staging`: `SGLANG_DISAGG_STAGING_BUFFER=1` on a decode whose prefill has another
+  attention-TP size (upstream stages the KV of a heterogeneous-TP transfer through a
+  ring on the decode: `CommonKVReceiver.init` sets `require_staging`).
+  `_register_kv_args` reports the ring in its register frame, `send_metadata` resets the
+  receiver's `chunk_staging_infos` and registers the room with the staging context, the
+  decode thread answers a prefill rank's `STAGING_REQ` (`_handle_staging_req`), and the
+  scheduler registers the request before `send_metadata` and unregisters it at its end
+  (`DecodeStagingHandler`). What the adapter stands in for is the ring's GPU memory
+  (`StagingBuffer`: a host-side address range; upstream's `StagingAllocator` runs on
+  it) and the scheduler's two calls (`manager.py`, `_Staging`);
+- `mla`: `is_mla_backend=True`, as upstream's scheduler passes it for an MLA model
+  (DeepSeek's): every prefill TP rank holds the same compressed KV, so
+  `_setup_bootstrap_infos` marks all target ranks but one as dummies, which get an
+  empty metadata frame.
+
+A configuration is offered for a release only where that release has the code it
+drives (`offered`); every check that runs in one names it (`Check.configuration`) and
+its symptom starts with the configuration's name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reference.upstream.loader import UpstreamLoad
+
+
+@dataclass(frozen=True)
+class Configuration:
+    name: str
+    staging: bool = False  # SGLANG_DISAGG_STAGING_BUFFER (upstream's default: False)
+    mla: bool = False  # is_mla_backend (upstream's scheduler: True for an MLA model)
+    what: str = ""
+
+
+DEFAULT = Configuration("default", what="upstream's defaults: no staging buffer, a non-MLA model")
+STAGING = Configuration(
+    "staging",
+    staging=True,
+    what="SGLANG_DISAGG_STAGING_BUFFER=1 (the decode's staging ring), heterogeneous TP",
+)
+MLA = Configuration(
+    "mla", mla=True, what="is_mla_backend=True: an MLA model (every prefill rank holds the KV)"
+)
+NAMED = {c.name: c for c in (STAGING, MLA)}
+
+
+# The first release whose decode staging the adapter drives as the scheduler does: its
+# `DecodeStagingHandler` reads the request (`req.kv.cache_protected_len`) and the KV
+# buffers (`set_kv_buffer_tensors(..., slot_layer_ids=)`) the way `manager._Staging`
+# hands them over. Older releases stage too (0.5.11 has the handler), with other
+# fields and frames: not driven.
+STAGING_FROM = (0, 5, 19)
+
+
+def offered(load: UpstreamLoad) -> dict[str, Configuration]:
+    """The named configurations this release offers: `mla` on every release
+    (`is_mla_backend` in `_setup_bootstrap_infos`), `staging` from 0.5.19 where its
+    mooncake decode registers a room with the staging context and handles a
+    `STAGING_REQ` (`register_staging_room_bootstrap`, `_handle_staging_req`)."""
+    found = {"mla": MLA}
+    version = load.source.version
+    recent = version is None or _release(version) >= STAGING_FROM
+    if recent and load.has("DecodeStagingHandler") and load.has("MooncakeKVManager"):
+        manager = load.get("MooncakeKVManager")
+        if hasattr(manager, "register_staging_room_bootstrap") and hasattr(manager, "_handle_staging_req"):
+            found["staging"] = STAGING
+    return found
+
+
+def _release(version: str) -> tuple[int, ...]:
+    match = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)
