@@ -121,7 +121,9 @@ def check_untracked(world: World) -> list[str]:
     tracked = tracker.get(ADDR)
     if tracked is None or NEW not in tracked:
         shown = "no set" if tracked is None else f"a set without it ({sorted(tracked)})"
-        problems.append(f"room {NEW} of a new request on the same prefill is tracked nowhere: {ADDR} has {shown}")
+        problems.append(
+            f"room {NEW} of a new request on the same prefill is tracked nowhere: {ADDR} has {shown}"
+        )
     return problems
 
 
@@ -165,8 +167,8 @@ PROPERTIES = (
     Property(
         lesson="stale-tracker",
         id="cleanup-untracks-finished-room",
-        claim="a finished room's cleanup, then its clear, racing a new request on that prefill untracks the room "
-        "and keeps the new one",
+        claim="a finished room's cleanup, then its clear, racing a new request on that prefill untracks "
+        "the room and keeps the new one",
         needs=("KVManager", "KVManager._cleanup_room_tracking", "KVManager.clear"),
         setup=World,
         workers=(("mori-cleanup-clear", cleanup_then_clear), ("new-request", new_request_tracked)),

@@ -364,10 +364,10 @@ CHECKS = (
     Check("raised-probe-recorded",
           "a heartbeat probe that raises leaves a record naming its error on the decode manager, not only in "
           "the log",
-          f"HARDEN(supervised-loops) item 'the heartbeat's probe is wrapped the same way: log, count', residual "
-          f"after {PR}",
-          raised_probe_recorded, ("DPDispatcher", "BootstrapServer", "KVManager")),  # the lesson's components,
-    # as `raised-loop-runs-again`: a release without the dispatcher is `unknown` on the lesson
+          f"HARDEN(supervised-loops) item 'the heartbeat's probe is wrapped the same way: log, count', "
+          f"residual after {PR}",
+          # the lesson's components, as `raised-loop-runs-again`: without the dispatcher, `unknown`
+          raised_probe_recorded, ("DPDispatcher", "BootstrapServer", "KVManager")),
     Check("restarts-back-off",
           "a loop that raises on every run restarts after 0.1 s, doubling to 5 s",
           f"HARDEN(supervised-loops) item 'back off 0.1 s doubling to 5 s', residual after {PR}",

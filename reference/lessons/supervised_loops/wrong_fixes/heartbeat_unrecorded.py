@@ -25,4 +25,6 @@ class KVManager(reference.hardened.KVManager):
         try:
             ManagerBase._probe(self, addr)
         except Exception:  # logged with its traceback, the heartbeat goes on; nothing kept
-            log.error("heartbeat probe of %s raised; the heartbeat goes on:\n%s", addr, traceback.format_exc())
+            log.error(
+                "heartbeat probe of %s raised; the heartbeat goes on:\n%s", addr, traceback.format_exc()
+            )
