@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import types
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
@@ -67,6 +68,8 @@ WATCH = 120.0  # virtual seconds a check watches a loop that ended
 BROKEN = 10**9  # receive errors in a row: the worker channel is broken for good
 DISPATCHER, SERVER = "the dispatcher", "the bootstrap server"
 Gaps = dict[str, list[float]]  # loop -> seconds from each failure to its next run
+OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+INFRASTRUCTURE = ("threading", "logging", "asyncio", "concurrent", "queue", "_thread", "socket", "zmq")
 
 
 @contextmanager
@@ -245,12 +248,13 @@ def _heartbeat_world(variant: ModuleType) -> HeartbeatRun:
 
 def strings_held(root: object, skip: tuple[object, ...] = ()) -> Iterator[str]:
     """Every string reachable from `root` through its attributes and containers, not walking
-    into `skip` (the suite's transport, clock and hooks), threads, locks or other modules'
-    objects: what a component keeps of what happened to it, wherever a fix keeps it."""
+    into `skip` (the suite's transport, clock and hooks), threads, loggers, locks, modules,
+    classes or functions: what a component keeps of what happened to it, wherever a fix
+    keeps it (a variant loaded from a path has no `reference.` module name: not a filter)."""
     seen, stack = {id(s) for s in skip}, [root]
     while stack:
         obj = stack.pop()
-        if id(obj) in seen:
+        if id(obj) in seen or isinstance(obj, OPAQUE) or type(obj).__module__.startswith(INFRASTRUCTURE):
             continue
         seen.add(id(obj))
         if isinstance(obj, str):
@@ -259,7 +263,7 @@ def strings_held(root: object, skip: tuple[object, ...] = ()) -> Iterator[str]:
             stack.extend([*obj.keys(), *obj.values()])
         elif isinstance(obj, list | tuple | set | frozenset | deque):
             stack.extend(obj)
-        elif type(obj).__module__.startswith("reference.") and hasattr(obj, "__dict__"):
+        elif hasattr(obj, "__dict__"):
             stack.extend(vars(obj).values())
 
 
