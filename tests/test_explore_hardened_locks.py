@@ -1,15 +1,16 @@
 """The explorations of hardened's locked steps (reference/explore: late_kv_write.py,
-failure_records.py, restart_recovery.py and stale_tracker.py's `clear-keeps-reused-room` and
-`late-cleanup-keeps-reused-room`).
+failure_records.py, restart_recovery.py and stale_tracker.py's `clear-keeps-reused-room`,
+`late-cleanup-keeps-reused-room` and `cleanup-untracks-finished-room`).
 
 Each property holds on hardened (exhaustively or within its bound) and is `bug` on a
 hand-made copy of hardened's manager with the one step the property guards done the
 tempting way: a read-modify-write split from its lock, a store without it, a check split
 from its store, the expired holds not let go of first, a deletion without the lock, a pop
-moved before it, the cleanup's first step unlocked, the waiting requests marked before the
-dead generations leave the pool; where the lesson has a right fix, it holds too. Run in process
-through the default run's entry (`deep.explore_within`),
-with a bound share; a variant without the method a property needs is `unknown`.
+moved before it, the cleanup's first step unlocked, the acceptance read before the held
+check, a cleanup that only forgets the room's address, the waiting requests marked before
+the dead generations leave the pool; where the lesson has a right fix, it holds too. Run in
+process through the default run's entry (`deep.explore_within`), with a bound share; a
+variant without the method a property needs is `unknown`.
 """
 
 import types
@@ -114,6 +115,27 @@ class _MarksBeforeDrop(reference.hardened.KVManager):
                     del self.connection_pool[key]
 
 
+class _AcceptanceReadFirst(reference.hardened.KVManager):
+    """`accepts_transfer_status` reads the room's acceptance before the held-pages check."""
+
+    def accepts_transfer_status(self, bootstrap_room: int) -> bool:
+        self._release_expired_pages()
+        accepted = bootstrap_room in self.awaiting_transfer and bootstrap_room in self.request_status
+        if self._answer_for_held_pages(bootstrap_room):  # the mistake: a reopen between is missed
+            return False
+        if accepted:
+            self.answers[bootstrap_room] = self.answers.get(bootstrap_room, 0) + 1
+        return accepted
+
+
+class _CleanupOnlyForgets(reference.hardened.KVManager):
+    """`_cleanup_room_tracking` pops the room's address and stops: the room stays in its set."""
+
+    def _cleanup_room_tracking(self, bootstrap_room: int) -> None:
+        with self.connection_lock:
+            self.room_to_bootstrap_addr.pop(bootstrap_room, None)  # the mistake: no discard after it
+
+
 def _variant(manager: type) -> types.ModuleType:
     module = types.ModuleType(f"broken_{manager.__name__}")
     module.KVManager = manager  # type: ignore[attr-defined]
@@ -129,6 +151,9 @@ def _prop(lesson: str, prop_id: str):
 RIGHT = "reference/lessons/{}/right_fixes/{}.py"
 CASES = [
     ("late-kv-write", "late-answers-release-held", SplitCountDown, "still in doubt", None),
+    ("late-kv-write", "late-answer-vs-reopen", _AcceptanceReadFirst, "counted nowhere", None),
+    ("stale-tracker", "cleanup-untracks-finished-room", _CleanupOnlyForgets,
+     "cleaned up and cleared, is still tracked", RIGHT.format("stale_tracker", "discard_only")),
     ("late-kv-write", "hold-during-allocation", KeepsExpired, "passed HOLD_FOR", None),
     ("late-kv-write", "hold-during-allocation", UnlockedHold, "dictionary changed size", None),
     ("failure-records", "no-record-after-clear", SplitGuard, "keeps a failure record", None),
@@ -177,6 +202,15 @@ def test_reused_room_cleanup_is_bug_on_buggy_and_fixed():
     for name in ("buggy", "fixed"):
         finding = deep.explore_within(prop, shipped(name).module, SHARE)
         assert finding.verdict == "bug", (name, finding.symptom)
+
+
+def test_finished_room_cleanup_is_bug_on_buggy_and_fixed():
+    """Their cleanup tests its set empty, then pops the address: a room tracked between is lost."""
+    prop = _prop("stale-tracker", "cleanup-untracks-finished-room")
+    for name in ("buggy", "fixed"):
+        finding = deep.explore_within(prop, shipped(name).module, SHARE)
+        assert finding.verdict == "bug", (name, finding.symptom)
+        assert "of a new request on the same prefill is tracked nowhere" in finding.symptom
 
 
 def test_resend_property_is_not_judged_without_the_callback():

@@ -62,6 +62,7 @@ GALLERY: dict[str, dict[str, tuple[str, str]]] = {
         "supervise_watchdog_only": ("raised-loop-runs-again", "each of the dispatcher's loops is supervised"),
         "server_cleanup_unsupervised": ("raised-loop-runs-again", "the server's cleanup is supervised"),
         "heartbeat_unwrapped": ("raised-loop-runs-again", "the heartbeat's probe is wrapped"),
+        "heartbeat_unrecorded": ("raised-probe-recorded", "a raising probe is recorded on the manager"),
     },
 }
 

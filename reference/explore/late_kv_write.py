@@ -19,6 +19,14 @@ lesson's story calls them one at a time; these run them on real threads, no hook
   the scheduler's answer names every page held throughout and no expired one, and
   the new request's pages are in doubt at the end.
 
+- `late-answer-vs-reopen`: a cleared room held with one answer due; its rank's late
+  status arrives while the scheduler reopens the room id for a new request that sends its
+  metadata (`update_status(room, Bootstrapping)`, then `expect_transfer(room)`). Whatever
+  the interleaving: no exception, and the answer is counted somewhere: it releases the old
+  hold, or it is accepted as the new request's (a status that reads the room's acceptance
+  before the held-pages check, and the reopen lands between, does neither: the rank's
+  pages stay held to the bound, and the new request never hears it).
+
 The world's table is a `SeenTable` (below): a dict whose iteration the explorer can see.
 Both need the held-pages table (`hold_pages`, `pages_in_doubt`, `expect_transfer`): a
 fix that keeps late writes out another way has nothing here to explore (`unknown`, the
@@ -101,6 +109,35 @@ def check_answers(world: AnswersWorld) -> list[str]:
     return problems
 
 
+class ReopenWorld(ThreadErrors):
+    def __init__(self, variant: ModuleType) -> None:
+        super().__init__()
+        self.manager = _manager(variant)
+        _end_with_answers_due(self.manager, ROOM, 1)
+        self.accepted: bool | None = None  # what the late status was told
+
+
+def late_answer_told(world: ReopenWorld) -> None:
+    world.accepted = bool(world.manager.accepts_transfer_status(ROOM))
+
+
+def room_reopened(world: ReopenWorld) -> None:
+    """A new request on the room id: opened, then its metadata sent (answers now count)."""
+    world.manager.update_status(ROOM, KVPoll.Bootstrapping)
+    world.manager.expect_transfer(ROOM)
+
+
+def check_reopen(world: ReopenWorld) -> list[str]:
+    problems = [f"thread died: {error}" for error in world.errors]
+    held = set(PAGES[ROOM]) & world.manager.pages_in_doubt()
+    if world.accepted is False and held:
+        problems.append(
+            f"the late answer was counted nowhere: refused for the reopened room {ROOM}, yet its old "
+            f"request's pages {sorted(held)} are still held for it"
+        )
+    return problems
+
+
 class AllocationWorld(ThreadErrors):
     def __init__(self, variant: ModuleType) -> None:
         super().__init__()
@@ -160,6 +197,17 @@ PROPERTIES = (
         setup=AnswersWorld,
         workers=(("rank-0-status", late_answer), ("rank-1-status", late_answer)),
         check=check_answers,
+    ),
+    Property(
+        lesson="late-kv-write",
+        id="late-answer-vs-reopen",
+        claim="a held room's late answer racing the room's reopening is counted: it releases the hold or is "
+        "accepted",
+        needs=NEEDS,
+        hardened_only=True,
+        setup=ReopenWorld,
+        workers=(("rank-status", late_answer_told), ("scheduler-reopens", room_reopened)),
+        check=check_reopen,
     ),
     Property(
         lesson="late-kv-write",

@@ -34,6 +34,15 @@ the re-registration falls between them. (With the heartbeat's `_handle_node_fail
 in the second thread as well, hardened's `_fail_lost_room` raises KeyError when `clear`
 pops the room's status between its membership test and its read: a race of its own,
 left out of this property.)
+
+Property `cleanup-untracks-finished-room` (HARDEN(stale-tracker)): mori's decode-status
+thread cleans up room OLD, which finished, before the scheduler's `clear(OLD)` (one lane,
+in that order), while a new request (room NEW) is tracked on the same prefill, in one
+locked step into the set there. Whatever the interleaving, nothing raises, OLD is in no
+tracker set at the end (the cleanup that pops OLD's address must discard it: `clear`
+then finds no address and cannot) and NEW is still tracked. Upstream's cleanup (buggy,
+fixed) tests its set empty and pops the address later, unlocked: NEW put in between is
+popped with it.
 """
 
 from __future__ import annotations
@@ -91,6 +100,33 @@ def failure_then_room_reused(world: World) -> None:
     room_reused(world)
 
 
+def cleanup_then_clear(world: World) -> None:
+    world.manager._cleanup_room_tracking(OLD)
+    world.manager.clear(OLD)
+
+
+def new_request_tracked(world: World) -> None:
+    manager = world.manager
+    with manager.connection_lock:  # a receiver for NEW on the same prefill, in one locked step
+        manager.room_to_bootstrap_addr[NEW] = ADDR
+        manager.addr_to_rooms_tracker.setdefault(ADDR, set()).add(NEW)
+
+
+def check_untracked(world: World) -> list[str]:
+    problems = [f"thread died: {error}" for error in world.errors]
+    tracker = world.manager.addr_to_rooms_tracker
+    keeping = sorted(addr for addr, rooms in tracker.items() if OLD in rooms)
+    if keeping:
+        problems.append(f"finished room {OLD}, cleaned up and cleared, is still tracked under {keeping}")
+    tracked = tracker.get(ADDR)
+    if tracked is None or NEW not in tracked:
+        shown = "no set" if tracked is None else f"a set without it ({sorted(tracked)})"
+        problems.append(
+            f"room {NEW} of a new request on the same prefill is tracked nowhere: {ADDR} has {shown}"
+        )
+    return problems
+
+
 def check_reused(world: World) -> list[str]:
     problems = [f"thread died: {error}" for error in world.errors]
     tracked = world.manager.addr_to_rooms_tracker.get(ADDR)
@@ -127,6 +163,16 @@ PROPERTIES = (
         setup=World,
         workers=(("failure-room-reused", failure_then_room_reused), ("mori-cleanup", mori_cleanup)),
         check=check_reused,
+    ),
+    Property(
+        lesson="stale-tracker",
+        id="cleanup-untracks-finished-room",
+        claim="a finished room's cleanup, then its clear, racing a new request on that prefill untracks "
+        "the room and keeps the new one",
+        needs=("KVManager", "KVManager._cleanup_room_tracking", "KVManager.clear"),
+        setup=World,
+        workers=(("mori-cleanup-clear", cleanup_then_clear), ("new-request", new_request_tracked)),
+        check=check_untracked,
     ),
     Property(
         lesson="stale-tracker",

@@ -12,6 +12,9 @@ heartbeat's `/health` probe). Each cites the `HARDEN(supervised-loops)` item it 
 - `raised-loop-runs-again`: each loop of the DP dispatcher and the bootstrap server,
   made to raise once, logs the exception and runs again within the 5 s back-off cap; the
   decode manager's heartbeat thread, whose probe raises once, logs it and probes again.
+- `raised-probe-recorded`: the heartbeat's probe, raising once, leaves a record that names
+  the exception on the decode manager (hardened: `heartbeat_errors`), found as any string
+  reachable from the manager, not by name: not only a log line.
 - `restarts-back-off`: each of those asyncio loops, made to raise on every run, waits at
   least 0.1 s before its first restart, doubling to 5 s, and never more than 5 s.
 - `returned-loop-stays-ended`: with the dispatcher's worker channel broken for good, the
@@ -22,8 +25,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import types
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -62,6 +68,8 @@ WATCH = 120.0  # virtual seconds a check watches a loop that ended
 BROKEN = 10**9  # receive errors in a row: the worker channel is broken for good
 DISPATCHER, SERVER = "the dispatcher", "the bootstrap server"
 Gaps = dict[str, list[float]]  # loop -> seconds from each failure to its next run
+OPAQUE = (types.ModuleType, type, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+INFRASTRUCTURE = ("threading", "logging", "asyncio", "concurrent", "queue", "_thread", "socket", "zmq")
 
 
 @contextmanager
@@ -192,12 +200,25 @@ class WatchedClock(VirtualClock):
         return super().wait(stop, seconds)
 
 
-def _heartbeat_raises_once(variant: ModuleType, logged: list[str]) -> list[str]:
-    """The heartbeat's probe raises once (its `/health` call): the thread logs it and probes again.
-    The manager's loops are the threads that wait on its clock (no other thread has it)."""
-    clock, net = WatchedClock(), MockNetwork()
+@dataclass
+class HeartbeatRun:
+    """What the heartbeat did around one raising probe (`_heartbeat_world`)."""
+
+    text: str  # the injected exception's message
+    started: list[threading.Thread]  # the manager's loops: the threads that waited on its clock
+    gone: list[str]  # those of them dead after the raise
+    probed: int  # `/health` probes in the two intervals after it
+    unraised: bool  # the fault was never reached (no probe ran)
+    died: str  # the errors that ended threads, described
+    kept: list[str]  # the strings the manager holds afterwards that name the exception
+
+
+def _heartbeat_world(variant: ModuleType) -> HeartbeatRun:
+    """The heartbeat's probe raises once (its `/health` call); the run watches two intervals
+    more. The manager's loops are the threads that wait on its clock (no other thread has it)."""
+    clock, net, hooks = WatchedClock(), MockNetwork(), Hooks()
     net.add_prefill(PREFILL)
-    manager = variant.KVManager(net, HB, clock, Hooks())
+    manager = variant.KVManager(net, HB, clock, hooks)
     manager.add_prefill(PREFILL)
     text, healthy = "injected into the heartbeat's /health probe", net.health
     faults = [LookupError(text)]
@@ -220,16 +241,45 @@ def _heartbeat_raises_once(variant: ModuleType, logged: list[str]) -> list[str]:
             probed = net.health_probes - probes
         finally:
             manager.close()
-    if faults or not started:
+    kept = [s for s in strings_held(manager, skip=(net, clock, hooks)) if text in s]
+    died = errors.describe() if errors.errors else ""
+    return HeartbeatRun(text, started, gone, probed, bool(faults), died, kept)
+
+
+def strings_held(root: object, skip: tuple[object, ...] = ()) -> Iterator[str]:
+    """Every string reachable from `root` through its attributes and containers, not walking
+    into `skip` (the suite's transport, clock and hooks), threads, loggers, locks, modules,
+    classes or functions: what a component keeps of what happened to it, wherever a fix
+    keeps it (a variant loaded from a path has no `reference.` module name: not a filter)."""
+    seen, stack = {id(s) for s in skip}, [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, OPAQUE) or type(obj).__module__.startswith(INFRASTRUCTURE):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, str):
+            yield obj
+        elif isinstance(obj, dict):
+            stack.extend([*obj.keys(), *obj.values()])
+        elif isinstance(obj, list | tuple | set | frozenset | deque):
+            stack.extend(obj)
+        elif hasattr(obj, "__dict__"):
+            stack.extend(vars(obj).values())
+
+
+def _heartbeat_raises_once(variant: ModuleType, logged: list[str]) -> list[str]:
+    """The heartbeat's probe raises once: the thread logs it and probes again."""
+    run = _heartbeat_world(variant)
+    if run.unraised or not run.started:
         return ["the decode manager's heartbeat started no thread that probed (cannot judge it)"]
     problems = []
-    if gone or not probed:
-        why = f"; {errors.describe()}" if errors.errors else ""
+    if run.gone or not run.probed:
+        why = f"; {run.died}" if run.died else ""
         problems.append(
-            f"the decode manager's heartbeat thread {', '.join(gone) or started[0].name} raised on its "
-            f"probe and was gone: no probe in the next {2 * HB.heartbeat_interval:g} s{why}"
+            f"the decode manager's heartbeat thread {', '.join(run.gone) or run.started[0].name} raised on "
+            f"its probe and was gone: no probe in the next {2 * HB.heartbeat_interval:g} s{why}"
         )
-    if not any(text in line for line in logged):
+    if not any(run.text in line for line in logged):
         problems.append("the heartbeat's probe raised and nothing logged its exception")
     return problems
 
@@ -247,6 +297,20 @@ def raised_loop_runs_again(variant: ModuleType, options: Options) -> Observation
         "again within the 5 s cap; the heartbeat logged its probe's error and probed again"
     )
     return _verdict(problems, fine)
+
+
+def raised_probe_recorded(variant: ModuleType, options: Options) -> Observation:
+    with error_log():
+        run = _heartbeat_world(variant)
+    if run.unraised or not run.started:
+        return Observation("unknown", "the decode manager's heartbeat started no thread that probed")
+    if not run.kept:
+        return Observation(
+            "bug",
+            f"the heartbeat's probe raised ({run.text!r}) and the manager keeps no record of it: "
+            f"nothing reachable from it names the error{'; ' + run.died if run.died else ''}",
+        )
+    return Observation("ok", f"the heartbeat's raising probe is recorded on the manager: {run.kept[0]!r}")
 
 
 def restarts_back_off(variant: ModuleType, options: Options) -> Observation:
@@ -301,6 +365,13 @@ CHECKS = (
           f"HARDEN(supervised-loops) items 'each background loop runs supervised: log, run again' and 'the "
           f"heartbeat's probe is wrapped', residual after {PR}",
           raised_loop_runs_again, ("DPDispatcher", "BootstrapServer", "KVManager")),
+    Check("raised-probe-recorded",
+          "a heartbeat probe that raises leaves a record naming its error on the decode manager, not only in "
+          "the log",
+          f"HARDEN(supervised-loops) item 'the heartbeat's probe is wrapped the same way: log, count', "
+          f"residual after {PR}",
+          # the lesson's components, as `raised-loop-runs-again`: without the dispatcher, `unknown`
+          raised_probe_recorded, ("DPDispatcher", "BootstrapServer", "KVManager")),
     Check("restarts-back-off",
           "a loop that raises on every run restarts after 0.1 s, doubling to 5 s",
           f"HARDEN(supervised-loops) item 'back off 0.1 s doubling to 5 s', residual after {PR}",
