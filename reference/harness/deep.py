@@ -72,7 +72,8 @@ DEFAULT_BUDGET = 60.0  # seconds of deep checks per variant; the simulation over
 # half (its shrinking), so a variant's whole default run stays under 90 s on 2 shared cores
 FIRST_BOUND = 1  # the first round's preemption bound
 MIN_DEEPER = 0.5  # seconds a share must have left to try the exhaustive round
-RESERVE = 1.0  # seconds a first round leaves for each exploration after it, when it borrows
+RESERVE = 0.4  # seconds a first round leaves for each exploration after it, when it borrows (most
+# of a lesson's explorations finish within it: their time goes to the slow ones)
 PROG = "python -m reference"
 SOURCES = {
     "failed-resurrect": "https://github.com/sgl-project/sglang/pull/24539",
