@@ -66,13 +66,6 @@ CHECKS = (
         triggers.connect_failure_contained,
     ),
     Check(
-        "every-key-invalidated",
-        "a failing receiver drops every cache key it used (context parallelism 2: two keys)",
-        f'PR description: "Add CPU tests for ... multiple CP entries"; invalidate loops over every recorded '
-        f"entry ({PR})",
-        keys.every_key_invalidated,
-    ),
-    Check(
         "other-prefill-survives",
         "a failure on one prefill leaves another prefill's cache entries and costs it no fetch",
         f'PR description: "remove only entries that still match that generation" ({PR})',
@@ -103,12 +96,6 @@ CHECKS = (
         f'PR description: "The happy path adds only short lock-protected cache lookup and insertion '
         f'operations" ({PR})',
         keys.success_keeps_cache,
-    ),
-    Check(
-        "next-request-refetches",
-        "after an invalidation the next request fetches /route for every rank, re-registers, succeeds",
-        f'PR description: "Force the next request to refetch `/route` after invalidation" ({PR})',
-        keys.next_request_refetches,
     ),
     Check(
         "recovery-one-failure-per-key",
