@@ -27,7 +27,7 @@ class Run:
         return json.loads(self.stdout)["explorations"]
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, reexec: bool = False) -> Run:
+def run_cli(*args: str, env: dict[str, str] | None = None, reexec: bool = False, bound: float = BOUND) -> Run:
     base = {k: v for k, v in os.environ.items() if k not in ("FRONTRUN_ACTIVE", "LD_PRELOAD")}
     if not reexec:
         from frontrun import cli as frontrun_cli
@@ -38,7 +38,7 @@ def run_cli(*args: str, env: dict[str, str] | None = None, reexec: bool = False)
     base.update(env or {})
     done = subprocess.run(
         [sys.executable, "-m", "reference", "--explore", *args],
-        capture_output=True, text=True, timeout=BOUND, env=base, check=False,
+        capture_output=True, text=True, timeout=bound, env=base, check=False,
     )  # fmt: skip
     return Run(done.returncode, done.stdout, done.stderr)
 
