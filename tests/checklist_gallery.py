@@ -54,6 +54,7 @@ NOT_YET = "caught once the simulation lands"
 # (whole calls, one at a time) cannot place it; a DPOR exploration can. Caught by a deep
 # check, whichever: an exploration once explorations are deep checks of the lesson.
 DEEP = "deep"
+DEEP_BUDGET = 30.0  # the lesson's explorations share 40% of it: over 1 s each for stale-bootstrap's 8
 NOT_YET_DEEP = "caught once the explorations are deep checks (an interleaving inside one call)"
 
 
@@ -63,6 +64,8 @@ def wrong_fix_options(catching: str, lesson_id: str | None = None) -> Options:
     the lesson's explorations take (a lesson that gains one keeps its measured plans)."""
     if catching not in ("simulation", DEEP):
         return Options(quick=True)
+    if catching == DEEP:  # an exploration catches it: time for each exploration's first round
+        return Options(budget=DEEP_BUDGET)
     if lesson_id is None:
         return Options(budget=SIM_BUDGET)
     from reference.sim.check import share_of
