@@ -129,6 +129,7 @@ def test_resume_keeps_the_detected_and_only_reopens_the_asked(tmp_path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # the unmutated tree's default run, then the mutant's
 def test_the_deep_stage_judges_a_survivor_with_the_simulation(tmp_path) -> None:
     """0.5.19's `is` -> `==` in `invalidate_cached_bootstrap_infos` passes every hand-built
     check (`--quick`); the default run's simulation restarts a prefill on its own ports,
