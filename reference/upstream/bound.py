@@ -52,6 +52,12 @@ class Binding:
     # every rank -1) is answered with those only, as that version's server would.
     info_fields: frozenset[str] | None = None
     sleep: Callable[[float], None] | None = None  # upstream's time.sleep (the heartbeat's pace)
+    # upstream's get_disagg() (standins.py): a named configuration's disaggregation settings
+    # (configs.py, e.g. the decode allocation policy); None: upstream's defaults
+    disagg: Any = None
+    # upstream's requests.put (a prefill's PUT /route to its bootstrap server): answers a
+    # (url, json payload) with an HTTP status; None: the real requests.put
+    put: Callable[[str, Any], int] | None = None
 
 
 def current() -> Binding:
@@ -172,6 +178,12 @@ class TransportRequests:
 
     def get(self, url: str, **kwargs: Any) -> Any:
         return _get(url, real_requests.get, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> Any:
+        put = current().put
+        if put is None:
+            return real_requests.put(url, **kwargs)
+        return _Response(put(url, kwargs.get("json")), "OK")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(real_requests, name)

@@ -3,7 +3,7 @@
 The `--sglang` run drives upstream's decode as upstream's default server runs it: no
 staging buffer (`SGLANG_DISAGG_STAGING_BUFFER`, `EnvBool(False)` in `environ.py`) and a
 model without multi-head latent attention (`is_mla_backend=False`, what the scheduler
-passes for a Llama-style model). Two code paths of the methods the lessons judge run
+passes for a Llama-style model). Some code paths of the methods the lessons judge run
 only in another setting, which upstream's own server also runs:
 
 - `staging`: `SGLANG_DISAGG_STAGING_BUFFER=1` on a decode whose prefill has another
@@ -19,7 +19,13 @@ only in another setting, which upstream's own server also runs:
 - `mla`: `is_mla_backend=True`, as upstream's scheduler passes it for an MLA model
   (DeepSeek's): every prefill TP rank holds the same compressed KV, so
   `_setup_bootstrap_infos` marks all target ranks but one as dummies, which get an
-  empty metadata frame.
+  empty metadata frame;
+- `prefill_complete`: `--disaggregation-decode-allocation-policy prefill_complete`
+  (0.5.23): the decode reserves KV only once the prefill's forward is done. The decode's
+  manager is built under that policy (`defer_decode_allocation`: a cleared receiver no
+  longer owns its room, its late `abort()` leaves the room alone), and the configuration
+  also offers upstream's prefill-side manager and sender (`prefill.py`), whose
+  rendezvous table `update_status` tells the decode of a failed room through.
 
 A configuration is offered for a release only where that release has the code it
 drives (`offered`); every check that runs in one names it (`Check.configuration`) and
@@ -39,6 +45,8 @@ class Configuration:
     name: str
     staging: bool = False  # SGLANG_DISAGG_STAGING_BUFFER (upstream's default: False)
     mla: bool = False  # is_mla_backend (upstream's scheduler: True for an MLA model)
+    # --disaggregation-decode-allocation-policy (upstream's default: "early")
+    allocation: str = "early"
     what: str = ""
 
 
@@ -51,7 +59,13 @@ STAGING = Configuration(
 MLA = Configuration(
     "mla", mla=True, what="is_mla_backend=True: an MLA model (every prefill rank holds the KV)"
 )
-NAMED = {c.name: c for c in (STAGING, MLA)}
+PREFILL_COMPLETE = Configuration(
+    "prefill_complete",
+    allocation="prefill_complete",
+    what="--disaggregation-decode-allocation-policy prefill_complete: the decode reserves KV once the "
+    "prefill's forward is done (0.5.23)",
+)
+NAMED = {c.name: c for c in (STAGING, MLA, PREFILL_COMPLETE)}
 
 
 # The first release whose decode staging the adapter drives as the scheduler does: its
@@ -74,7 +88,19 @@ def offered(load: UpstreamLoad) -> dict[str, Configuration]:
         manager = load.get("MooncakeKVManager")
         if hasattr(manager, "register_staging_room_bootstrap") and hasattr(manager, "_handle_staging_req"):
             found["staging"] = STAGING
+    if _defers_allocation(load):
+        found["prefill_complete"] = PREFILL_COMPLETE
     return found
+
+
+def _defers_allocation(load: UpstreamLoad) -> bool:
+    """Whether the release has the `prefill_complete` policy's two sides: the prefill's
+    rendezvous table (`DeferredBootstrap`, which `update_status` tells of a failed room)
+    and the decode receiver that stops owning its room once cleared."""
+    if not (load.has("DeferredBootstrap") and load.has("CommonKVSender") and load.has("CommonKVReceiver")):
+        return False
+    manager, receiver = load.get("CommonKVManager"), load.get("CommonKVReceiver")
+    return hasattr(manager, "_notify_bootstrap") and hasattr(receiver, "_owns_bootstrap_room")
 
 
 def _release(version: str) -> tuple[int, ...]:
