@@ -1,0 +1,103 @@
+"""Configuration `prefill_complete` (`reference/upstream/configs.py`, `prefill.py`): the
+decode allocation policy of 0.5.23 and the two failed-resurrect checks that run in it.
+
+Each check's verdict is pinned on the unmodified 0.5.23 tree (`ok`) and on a tree with
+the mutation it was written for (`bug`; `reference/upstream/trees.py` makes the trees):
+`retired-receiver-abort` kills the deleted latch of `CommonKVReceiver.abort`'s
+not-owner branch, `prefill-failure-told` the deleted `_notify_bootstrap` of
+`CommonKVManager.update_status`'s Failed branch. Upstream's own `__init__` decides the
+configuration (it reads the policy from `get_disagg()`); releases without the policy's
+code do not offer it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from upstream_wheels import NEWEST, wheel
+
+from reference.harness.lesson import run_check
+from reference.lessons import LESSONS, Options
+from reference.transport.mock import MockNetwork
+from reference.upstream import load_sglang
+from reference.upstream.trees import Edit, make_tree
+
+LESSON = LESSONS["failed-resurrect"]
+CONFIGURATION = "prefill_complete"
+
+# The mutants of 0.5.23 (`mutation/0.5.23.log`) each check kills, as hand edits.
+NOT_OWNER_LATCH = Edit(
+    "common/conn.py",
+    "        if not self._owns_bootstrap_room:\n"
+    "            self.conclude_state = KVPoll.Failed\n"
+    "            return\n",
+    "        if not self._owns_bootstrap_room:\n            return\n",
+)
+NOTIFY_ON_FAILED = Edit(
+    "common/conn.py",
+    "                self._notify_bootstrap(\n"
+    "                    bootstrap_room, self.deferred_bootstrap.fail(bootstrap_room)\n"
+    "                )\n",
+    "                pass\n",
+)
+KILLS = {"retired-receiver-abort": NOT_OWNER_LATCH, "prefill-failure-told": NOTIFY_ON_FAILED}
+
+
+@pytest.fixture(scope="module")
+def trees(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("prefill-complete-trees")
+
+
+def _check(check_id: str):
+    return next(check for check in LESSON.checks if check.id == check_id)
+
+
+def _verdict(path: Path, check_id: str) -> tuple[str, str]:
+    result = run_check(LESSON, _check(check_id), load_sglang(str(path)), Options())
+    return result.verdict, result.symptom
+
+
+@pytest.mark.parametrize("check_id", sorted(KILLS))
+def test_ok_on_the_unmodified_release(check_id: str) -> None:
+    verdict, symptom = _verdict(wheel(NEWEST), check_id)
+    assert verdict == "ok", symptom
+    assert symptom.startswith(f"configuration {CONFIGURATION}:")
+
+
+@pytest.mark.parametrize("check_id", sorted(KILLS))
+def test_bug_on_the_mutant_it_was_written_for(check_id: str, trees: Path) -> None:
+    path = make_tree(wheel(NEWEST), trees / check_id, (KILLS[check_id],))
+    verdict, symptom = _verdict(path, check_id)
+    assert verdict == "bug", symptom
+
+
+def test_each_mutant_is_seen_by_its_own_check_only(trees: Path) -> None:
+    """The two edits are told apart: each leaves the other check `ok`."""
+    for check_id, edit in KILLS.items():
+        path = make_tree(wheel(NEWEST), trees / f"only-{check_id}", (edit,))
+        for other in set(KILLS) - {check_id}:
+            verdict, symptom = _verdict(path, other)
+            assert verdict == "ok", f"{other} on the tree for {check_id}: {symptom}"
+
+
+def test_upstreams_init_reads_the_policy() -> None:
+    module = load_sglang(str(wheel(NEWEST))).module.CONFIGURATIONS[CONFIGURATION]
+    decode = module.KVManager(MockNetwork())
+    prefill = module.PrefillKVManager()
+    try:
+        assert decode.defer_decode_allocation and decode.deferred_bootstrap is None
+        assert prefill.defer_decode_allocation and prefill.deferred_bootstrap is not None
+        [registration] = prefill.registrations  # its PUT /route tells the bootstrap server
+        assert registration["decode_allocation_policy"] == CONFIGURATION
+    finally:
+        decode.close()
+        prefill.close()
+    default = load_sglang(str(wheel(NEWEST))).module.KVManager(MockNetwork())
+    try:
+        assert not default.defer_decode_allocation
+    finally:
+        default.close()
+
+
+def test_not_offered_before_the_policy() -> None:
+    assert CONFIGURATION not in load_sglang(str(wheel("0.5.19"))).module.CONFIGURATIONS
