@@ -11,6 +11,11 @@ code do not offer it."""
 
 from __future__ import annotations
 
+import sys
+import threading
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,6 +46,13 @@ NOTIFY_ON_FAILED = Edit(
     "                pass\n",
 )
 KILLS = {"retired-receiver-abort": NOT_OWNER_LATCH, "prefill-failure-told": NOTIFY_ON_FAILED}
+# The upstream line (0.5.23) each check's configuration gates: the not-owner latch of
+# `CommonKVReceiver.abort`, the rendezvous notification of `update_status`'s Failed branch.
+GATED = {
+    "retired-receiver-abort": ("common/conn.py", 2957, "self.conclude_state = KVPoll.Failed"),
+    "prefill-failure-told": ("common/conn.py", 672, "self._notify_bootstrap("),
+}
+PREFIX = f"<sglang-{NEWEST}>/sglang/srt/disaggregation/"
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +109,54 @@ def test_upstreams_init_reads_the_policy() -> None:
         assert not default.defer_decode_allocation
     finally:
         default.close()
+
+
+@contextmanager
+def traced() -> Iterator[set[tuple[str, int]]]:
+    """(file, line) executed in upstream's code, on every thread."""
+    lines: set[tuple[str, int]] = set()
+
+    def tracer(frame, _event, _arg):
+        if not frame.f_code.co_filename.startswith(PREFIX):
+            return None
+
+        def local(frame, event, _arg):
+            if event == "line":
+                lines.add((frame.f_code.co_filename.removeprefix(PREFIX), frame.f_lineno))
+            return local
+
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    threading.settrace(tracer)
+    try:
+        yield lines
+    finally:
+        sys.settrace(previous)
+        threading.settrace(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("check_id", sorted(GATED))
+def test_the_check_runs_the_upstream_line_it_was_written_for(check_id: str) -> None:
+    path, line, text = GATED[check_id]
+    with zipfile.ZipFile(wheel(NEWEST)) as whl:
+        source = whl.read(f"sglang/srt/disaggregation/{path}").decode().splitlines()
+    assert source[line - 1].strip() == text
+    with traced() as lines:
+        verdict, symptom = _verdict(wheel(NEWEST), check_id)
+    assert verdict == "ok", symptom
+    assert (path, line) in lines
+
+
+def test_the_default_checks_run_none_of_it() -> None:
+    """Upstream's defaults: the lesson's story and default checks never reach those lines."""
+    variant = load_sglang(str(wheel(NEWEST)))
+    with traced() as lines:
+        for check in LESSON.checklist("mock"):
+            if not check.configuration and not check.deep:
+                run_check(LESSON, check, variant, Options(quick=True))
+    assert not [(path, line) for path, line, _ in GATED.values() if (path, line) in lines]
 
 
 def test_not_offered_before_the_policy() -> None:
