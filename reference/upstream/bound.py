@@ -13,7 +13,10 @@ unit test does the same for one call (it patches `common.conn.time.time`).
 its creator's binding; `time.sleep` and `GET /health` are the bound clock's and
 transport's, for upstream's own heartbeat loop: a transport that scripts its `/health`
 answers gives their status, and a late connect or answer times out under upstream's own
-`timeout` argument). Each asks the calling thread's binding (set by
+`timeout` argument; `requests.put`, a prefill manager's `PUT /route` registration, is the
+bound `put`'s answer). The stand-in `get_disagg()` (`standins.py`) reads the binding too:
+a named configuration's settings (`configs.py`, `prefill_complete`) for the calls made
+under it. Each asks the calling thread's binding (set by
 the adapter with `bound(...)` around its calls into upstream code, and on the
 bootstrap server's thread for its whole life) and, where nothing is bound, does what
 the real module does. Everything else on them is the real module's attribute.

@@ -393,6 +393,8 @@ def _deeper(tree: Path, mutant: Mutant, deep: DeepBaselines, timeout: float) -> 
     outcome, diffs = compare(expected, verdicts)
     if outcome == "unknown" and only_bounds(diffs, note):
         return SURVIVED, f"default run undecided (a time bound): {_told(diffs)}"
+    if diffs and all(": unknown -> " in diff for diff in diffs):  # the unmutated tree's run undecided
+        return SURVIVED, f"default run undecided (the unmutated tree's): {_told(diffs)}"
     return outcome, ("default run: " + _told(diffs)) if diffs else ""
 
 
