@@ -269,7 +269,7 @@ def _configured(
             {k: v for k, v in vars(module).items() if not k.startswith("__") and k != "CONFIGURATIONS"}
         )
         configured.KVManager = manager_class(load, triggers, configuration)[0]  # type: ignore[attr-defined]
-        if configuration.allocation != "early":  # upstream's prefill side of that policy (prefill.py)
+        if configuration.prefill_side:  # upstream's prefill-side manager in it (prefill.py)
             configured.PrefillKVManager = prefill.prefill_manager_class(load, configuration)  # type: ignore[attr-defined]
             configured.DecodeEndpoint = prefill.DecodeEndpoint  # type: ignore[attr-defined]
         configured.CONFIGURATION = configuration  # type: ignore[attr-defined]

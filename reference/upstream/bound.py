@@ -58,6 +58,8 @@ class Binding:
     # upstream's get_disagg() (standins.py): a named configuration's disaggregation settings
     # (configs.py, e.g. the decode allocation policy); None: upstream's defaults
     disagg: Any = None
+    # upstream's envs.X.get() (standins.py): a configuration's settings over upstream's defaults
+    env: dict[str, Any] | None = None
     # upstream's requests.put (a prefill's PUT /route to its bootstrap server): answers a
     # (url, json payload) with an HTTP status; None: the real requests.put
     put: Callable[[str, Any], int] | None = None

@@ -20,6 +20,11 @@ only in another setting, which upstream's own server also runs:
   (DeepSeek's): every prefill TP rank holds the same compressed KV, so
   `_setup_bootstrap_infos` marks all target ranks but one as dummies, which get an
   empty metadata frame;
+- `deferred_release`: `SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=1` (0.5.23): the
+  decode holds an aborted room's pages until every prefill rank acknowledges that its
+  transfer drained (ABORT_ACK); upstream's prefill manager (`prefill.py`, its own transfer
+  worker on an engine stand-in whose transfers fail) never acknowledges a room whose send
+  failed unsettled, until a new request reuses the room's id;
 - `prefill_complete`: `--disaggregation-decode-allocation-policy prefill_complete`
   (0.5.23): the decode reserves KV only once the prefill's forward is done. The decode's
   manager is built under that policy (`defer_decode_allocation`: a cleared receiver no
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from reference.upstream.loader import UpstreamLoad
 
@@ -47,6 +53,10 @@ class Configuration:
     mla: bool = False  # is_mla_backend (upstream's scheduler: True for an MLA model)
     # --disaggregation-decode-allocation-policy (upstream's default: "early")
     allocation: str = "early"
+    # settings (`envs.X`) other than upstream's defaults, as (name, value) pairs
+    env: tuple[tuple[str, Any], ...] = ()
+    # the configuration also offers upstream's prefill-side manager (`prefill.py`)
+    prefill_side: bool = False
     what: str = ""
 
 
@@ -62,10 +72,18 @@ MLA = Configuration(
 PREFILL_COMPLETE = Configuration(
     "prefill_complete",
     allocation="prefill_complete",
+    prefill_side=True,
     what="--disaggregation-decode-allocation-policy prefill_complete: the decode reserves KV once the "
     "prefill's forward is done (0.5.23)",
 )
-NAMED = {c.name: c for c in (STAGING, MLA, PREFILL_COMPLETE)}
+DEFERRED_RELEASE = Configuration(
+    "deferred_release",
+    env=(("SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE", True),),
+    prefill_side=True,
+    what="SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=1: an aborted room's decode pages are held "
+    "until the prefill acknowledges that its transfer drained (0.5.23)",
+)
+NAMED = {c.name: c for c in (STAGING, MLA, PREFILL_COMPLETE, DEFERRED_RELEASE)}
 
 
 # The first release whose decode staging the adapter drives as the scheduler does: its
@@ -90,7 +108,21 @@ def offered(load: UpstreamLoad) -> dict[str, Configuration]:
             found["staging"] = STAGING
     if _defers_allocation(load):
         found["prefill_complete"] = PREFILL_COMPLETE
+    if _defers_release(load):
+        found["deferred_release"] = DEFERRED_RELEASE
     return found
+
+
+def _defers_release(load: UpstreamLoad) -> bool:
+    """Whether the release's mooncake prefill holds an aborted room's ABORT_ACK until its
+    transfer drained, never acknowledges a room poisoned by an unsettled send, and clears
+    that state for a new request of the room (`update_status`, 0.5.23)."""
+    if not (load.has("MooncakeKVManager") and load.has("AbortNotification") and load.has("AbortAck")):
+        return False
+    manager = load.get("MooncakeKVManager")
+    return hasattr(manager, "poison_deferred_ack_room") and hasattr(
+        manager, "_handle_deferred_abort_notification"
+    )
 
 
 def _defers_allocation(load: UpstreamLoad) -> bool:

@@ -129,7 +129,7 @@ class ManagerAdapter:
             args.state_types = []  # a full-attention KV pool (what prefill_complete supports)
         # Upstream's CommonKVManager.__init__; the backend's own __init__ (mooncake's
         # transfer engine, buffer registration and threads) is what cannot run here.
-        with bound(disagg=self._disagg):
+        with bound(disagg=self._disagg, env=dict(self._configuration.env) or None):
             self._common_init(self, args, mode, server_args, self._configuration.mla)
         self.engine = _TransferEngine(self)  # mooncake's decode reads only its session id
         self.enable_staging = self._configuration.staging

@@ -79,7 +79,8 @@ class Settings:
 
 class ServerArgs(Settings):
     def __init__(self) -> None:
-        super().__init__("ServerArgs", {**PARALLEL, **SERVING, **DISAGG})
+        # A prefill's bootstrap loop asks whether PD role switching is on (upstream's default: off).
+        super().__init__("ServerArgs", {**PARALLEL, **SERVING, **DISAGG, "enable_pd_role_switch": False})
 
 
 class _EnvVar:
@@ -87,6 +88,9 @@ class _EnvVar:
         self.name = name
 
     def get(self) -> Any:
+        bound_env = current().env  # a configuration's setting, where one is bound
+        if bound_env is not None and self.name in bound_env:
+            return bound_env[self.name]
         if self.name not in ENV_DEFAULTS:
             raise NoStandIn(f"no stand-in default for envs.{self.name}")
         return ENV_DEFAULTS[self.name]
@@ -126,6 +130,9 @@ class NetworkAddress:
 
     def to_url(self) -> str:
         return f"http://{self._hostport()}"
+
+    def to_host_port_str(self) -> str:
+        return self._hostport()
 
     def __str__(self) -> str:
         return self._hostport()
@@ -198,7 +205,10 @@ def sglang_standins() -> dict[str, types.ModuleType]:
         Settings("get_serving()", SERVING),
         Settings("get_disagg()", DISAGG),
     )
-    observability = Settings("get_observability()", {"enable_trace": False})  # upstream's default
+    # upstream's defaults: no tracing, no speculative decoding, no unified memory pool
+    observability = Settings("get_observability()", {"enable_trace": False})
+    spec = Settings("get_spec()", {"speculative_algorithm": None})
+    memory = Settings("get_memory()", {"enable_unified_memory": False})
     modules = [
         StandIn(f"{srt}.server_args", package=True, ServerArgs=ServerArgs),
         StandIn(f"{srt}.environ", package=True, envs=_Envs()),
@@ -210,6 +220,8 @@ def sglang_standins() -> dict[str, types.ModuleType]:
             get_serving=lambda: serving,
             get_disagg=lambda: current().disagg or disagg,  # a configuration's, where one is bound
             get_observability=lambda: observability,
+            get_spec=lambda: spec,
+            get_memory=lambda: memory,
             linear_attn_tp_size=lambda *_a, **_k: 1,
         ),
         StandIn(

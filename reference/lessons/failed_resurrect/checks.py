@@ -163,4 +163,12 @@ CHECKS = (
         configured.prefill_failure_told,
         configuration="prefill_complete",
     ),
+    Check(
+        "reused-room-abort-acked",
+        "a room whose send failed unsettled is never ABORT_ACKed; the next request reusing its id is, once",
+        "CommonKVManager.update_status under deferred KV release (0.5.23): a room's opening status drops "
+        f"the deferred-ACK state (poisoned rooms) a previous request of the id left ({PR})",
+        configured.reused_room_abort_acked,
+        configuration="deferred_release",
+    ),
 )

@@ -30,6 +30,8 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.status import KVPoll
@@ -109,7 +111,7 @@ def _failed_rooms(manager: Any, endpoint: Any) -> list[str]:
             manager.deliver(endpoint.bootstrap(room))
         manager.call(sender.mark_prefill_complete)  # its forward completes anyway
         manager.call(sender.clear)
-        told = endpoint.statuses(room, 1)
+        told = endpoint.told(room, 1)
         if told != ["Failed"]:
             order = "after" if bootstrap_first else "before"
             problems.append(f"room {room} failed {order} the decode bootstrapped it: told {_shown(told)}")
@@ -124,7 +126,7 @@ def _completed_room(manager: Any, endpoint: Any) -> list[str]:
     manager.update_status(room, KVPoll.WaitingForInput)  # the decode's metadata arrived
     manager.call(manager.conclude_transfer, bootstrap_room=room, status=KVPoll.Success)
     manager.call(sender.clear)
-    told = endpoint.statuses(room, 2)
+    told = endpoint.told(room, 2)
     return [] if told == ["WaitingForInput", "Success"] else [f"room {room} completed: told {_shown(told)}"]
 
 
@@ -146,4 +148,54 @@ def prefill_failure_told(variant: ModuleType, _options: Options) -> Observation:
         "ok",
         f"{_named(variant)}: a room the prefill failed was told Failed once and never ready (bootstrapped "
         "before the failure and after it); a completed room was told ready, then Success",
+    )
+
+
+REUSED = 4300  # the room of `reused-room-abort-acked`
+
+
+def _failed_send(manager: Any, endpoint: Any) -> list[str]:
+    """A request of `REUSED` whose KV send fails (the engine reports it), then is aborted."""
+    sender = manager.open(REUSED)
+    manager.deliver(endpoint.metadata(REUSED))
+    manager.call(sender.init, 2, 0)
+    manager.call(sender.send, np.array([0, 1], dtype=np.int32))  # the transfer worker's send fails
+    problems = []
+    told = endpoint.told(REUSED, 1)
+    if told != ["Failed"]:
+        problems.append(f"room {REUSED}'s send failed: its decode was told {_shown(told)}")
+    manager.deliver(endpoint.abort(REUSED, 1))  # the decode aborts it; the pages may still be written
+    acked = endpoint.told(REUSED, 0)
+    if acked:
+        problems.append(f"room {REUSED} aborted after its send failed unsettled: told {_shown(acked)}")
+    manager.call(sender.clear)
+    return problems
+
+
+def _reused(manager: Any, endpoint: Any) -> list[str]:
+    """The next request of `REUSED`, aborted before any chunk of it was sent."""
+    sender = manager.open(REUSED)
+    manager.deliver(endpoint.abort(REUSED, 2))
+    told = endpoint.told(REUSED, 1)
+    manager.call(sender.clear)
+    if told != ["ABORT_ACK 2"]:
+        return [f"room {REUSED} reused by the next request, aborted with nothing sent: told {_shown(told)}"]
+    return []
+
+
+def reused_room_abort_acked(variant: ModuleType, _options: Options) -> Observation:
+    manager = variant.PrefillKVManager()
+    endpoint = variant.DecodeEndpoint(manager)
+    try:
+        manager.deliver(endpoint.registration())
+        problems = _failed_send(manager, endpoint) + _reused(manager, endpoint)
+    finally:
+        endpoint.close()
+        manager.close()
+    if problems:
+        return Observation("bug", f"{_named(variant)}: {'; '.join(problems)}")
+    return Observation(
+        "ok",
+        f"{_named(variant)}: a room whose send failed unsettled was told Failed and its abort never "
+        "acknowledged; the next request reusing the room, aborted with nothing sent, was acknowledged once",
     )
