@@ -1,11 +1,13 @@
-"""Configuration `prefill_complete` (`reference/upstream/configs.py`, `prefill.py`): the
-decode allocation policy of 0.5.23 and the two failed-resurrect checks that run in it.
+"""Configurations `prefill_complete` and `deferred_release` (`reference/upstream/configs.py`,
+`prefill.py`): 0.5.23's deferred decode allocation and deferred KV release, and the three
+failed-resurrect checks that run in them.
 
 Each check's verdict is pinned on the unmodified 0.5.23 tree (`ok`) and on a tree with
 the mutation it was written for (`bug`; `reference/upstream/trees.py` makes the trees):
 `retired-receiver-abort` kills the deleted latch of `CommonKVReceiver.abort`'s
 not-owner branch, `prefill-failure-told` the deleted `_notify_bootstrap` of
-`CommonKVManager.update_status`'s Failed branch. Upstream's own `__init__` decides the
+`CommonKVManager.update_status`'s Failed branch, `reused-room-abort-acked` the deleted reset
+of a poisoned room when a new request opens it. Upstream's own `__init__` decides the
 configuration (it reads the policy from `get_disagg()`); releases without the policy's
 code do not offer it."""
 
@@ -45,12 +47,29 @@ NOTIFY_ON_FAILED = Edit(
     "                )\n",
     "                pass\n",
 )
-KILLS = {"retired-receiver-abort": NOT_OWNER_LATCH, "prefill-failure-told": NOTIFY_ON_FAILED}
+POISON_RESET = Edit(
+    "common/conn.py",
+    "                self._deferred_ack_poisoned_rooms.discard(bootstrap_room)\n",
+    "                pass\n",
+)
+KILLS = {
+    "retired-receiver-abort": NOT_OWNER_LATCH,
+    "prefill-failure-told": NOTIFY_ON_FAILED,
+    "reused-room-abort-acked": POISON_RESET,
+}
+CONFIGURED = {
+    "retired-receiver-abort": CONFIGURATION,
+    "prefill-failure-told": CONFIGURATION,
+    "reused-room-abort-acked": "deferred_release",
+}
 # The upstream line (0.5.23) each check's configuration gates: the not-owner latch of
-# `CommonKVReceiver.abort`, the rendezvous notification of `update_status`'s Failed branch.
+# `CommonKVReceiver.abort`, the rendezvous notification of `update_status`'s Failed branch,
+# the poisoning of a room whose send failed (which the mutated reset would leave behind).
 GATED = {
     "retired-receiver-abort": ("common/conn.py", 2957, "self.conclude_state = KVPoll.Failed"),
     "prefill-failure-told": ("common/conn.py", 672, "self._notify_bootstrap("),
+    # a room poisoned by an unsettled send (`poison_deferred_ack_room`): what 665's reset clears
+    "reused-room-abort-acked": ("common/conn.py", 1084, "self._deferred_ack_poisoned_rooms.add(room)"),
 }
 PREFIX = f"<sglang-{NEWEST}>/sglang/srt/disaggregation/"
 
@@ -73,7 +92,7 @@ def _verdict(path: Path, check_id: str) -> tuple[str, str]:
 def test_ok_on_the_unmodified_release(check_id: str) -> None:
     verdict, symptom = _verdict(wheel(NEWEST), check_id)
     assert verdict == "ok", symptom
-    assert symptom.startswith(f"configuration {CONFIGURATION}:")
+    assert symptom.startswith(f"configuration {CONFIGURED[check_id]}:")
 
 
 @pytest.mark.parametrize("check_id", sorted(KILLS))
@@ -159,5 +178,20 @@ def test_the_default_checks_run_none_of_it() -> None:
     assert not [(path, line) for path, line, _ in GATED.values() if (path, line) in lines]
 
 
+def test_the_prefill_runs_mooncakes_own_transfer_worker() -> None:
+    """Configuration deferred_release: upstream's mooncake prefill `__init__` ran (its
+    deferred release on, its transfer worker thread started) and its teardown stops it."""
+    module = load_sglang(str(wheel(NEWEST))).module.CONFIGURATIONS["deferred_release"]
+    prefill = module.PrefillKVManager()
+    workers = list(prefill._worker_threads)
+    try:
+        assert prefill.enable_deferred_decode_kv_release and not prefill.defer_decode_allocation
+        assert workers and all(worker.is_alive() for worker in workers)
+    finally:
+        prefill.close()
+    assert not any(worker.is_alive() for worker in workers)
+
+
 def test_not_offered_before_the_policy() -> None:
-    assert CONFIGURATION not in load_sglang(str(wheel("0.5.19"))).module.CONFIGURATIONS
+    offered = load_sglang(str(wheel("0.5.19"))).module.CONFIGURATIONS
+    assert CONFIGURATION not in offered and "deferred_release" not in offered
