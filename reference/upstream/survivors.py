@@ -134,12 +134,15 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
     ("", r"(session_pool)", "",
      "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
      "connections on restart would show a reused session"),
+    ("", r"^self\._deferred_ack_poisoned_rooms\.discard", "",
+     "gap: reused-room-abort-acked (configuration `deferred_release`) asks that the next request of a "
+     "room poisoned by an unsettled send be acknowledged; this mutant still is there"),
     ("", r"(_staging_outstanding|_deferred_ack)", "",
-     "gap: the prefill's side of a room's deferred ABORT_ACK (its ACK targets, poisoned rooms, staged "
-     "chunks outstanding): written only by mooncake's transfer worker (a chunk in flight, an unsettled "
-     "send) and its deferred-release ABORT handling while a chunk is in flight; the adapter's prefill "
-     "manager (configuration `prefill_complete`, `prefill.py`) runs no transfer worker (it needs a "
-     "transfer engine), so no reused room meets that state"),
+     "gap: what a chunk still in flight leaves when its room's id is reused (the ACK targets held for "
+     "it, its count of staged chunks outstanding), which the next request's opening status resets: the "
+     "adapter's prefill (configuration `deferred_release`, `prefill.py`: upstream's transfer worker on an "
+     "engine stand-in) finishes each chunk before a room is reused; with one still writing, upstream's "
+     "worker would go on to conclude the next request's room, no behaviour a check may pin as correct"),
     ("", r"_notify_bootstrap", "",
      "gap: prefill-failure-told (configuration `prefill_complete`) asks that a room the prefill fails be "
      "told Failed to its decode, never ready; this mutant still tells it so there"),
