@@ -1,4 +1,5 @@
-"""Checks of `failed-resurrect` in configuration `prefill_complete` (upstream 0.5.23).
+"""Checks of `failed-resurrect` in configurations `prefill_complete` and `deferred_release`
+(upstream 0.5.23).
 
 Under `--disaggregation-decode-allocation-policy prefill_complete` the decode reserves KV
 only once the prefill says its forward is done. Two promises of that policy are about a
@@ -23,6 +24,15 @@ completes is told ready once, then Success when it ends. What is driven: the
 configuration's `PrefillKVManager` (its sender's `abort`, `mark_prefill_complete`, `clear`,
 the decode's BOOTSTRAP message, the transfer's `conclude_transfer`), and what reaches the
 decode's control endpoint (`DecodeEndpoint`).
+
+`reused-room-abort-acked` (configuration `deferred_release`: the decode holds an aborted
+room's pages until the prefill acknowledges that its transfer drained): a request whose KV
+send fails unsettled (the transfer engine reports it) is told Failed and its decode's ABORT
+is never acknowledged (the failed transfer may still be writing the pages); the next request
+reusing the room's id, aborted before anything of it was sent, is acknowledged once (with
+its own generation). What is driven: the prefill's sender (`init`, `send`), upstream's
+transfer worker and bootstrap loop (the decode's registration, metadata and ABORT
+messages), and what reaches the decode's control endpoint.
 """
 
 from __future__ import annotations
