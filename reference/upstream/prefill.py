@@ -63,7 +63,6 @@ from reference.upstream.standins import DISAGG, Settings
 WAIT_MS = 5000  # the longest a read of the decode's endpoint waits for a message it expects
 QUIET_MS = 200  # after those, how long it waits for one more
 ITEM = 64  # bytes per KV page of the prefill's pool (and the decode's)
-SESSION = "127.0.0.1:17001"  # the decode's transfer-engine session id
 
 
 def settings(configuration: Configuration) -> Settings | None:
@@ -210,26 +209,30 @@ class DecodeEndpoint:
     """A decode as the prefill sees it (see the module doc): its control endpoint, a real
     PULL socket on 127.0.0.1, and the messages it sends."""
 
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
+    def __init__(self, manager: Any, tp_rank: int = 0, tp_size: int = 1) -> None:
+        self.manager, self.tp_rank, self.tp_size = manager, tp_rank, tp_size
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.PULL)
         self.port = self.socket.bind_to_random_port("tcp://127.0.0.1")
         self.ip = "127.0.0.1"
+        self.session = f"127.0.0.1:{17001 + tp_rank}"  # its transfer-engine session id
         self._pack = manager._loop_globals["pack_int_lists"]  # upstream's frame packing
 
     def _address(self) -> list[bytes]:
-        return [self.ip.encode("ascii"), str(self.port).encode("ascii"), SESSION.encode("ascii")]
+        return [self.ip.encode("ascii"), str(self.port).encode("ascii"), self.session.encode("ascii")]
 
     def registration(self) -> list[bytes]:
-        """Its KV registration (room "None"): one layer's K and V, one aux buffer, TP 1."""
+        """Its KV registration (room "None"): one layer's K and V, one aux buffer, its TP rank."""
         kv, aux = struct.pack("2Q", 0x90000, 0x98000), struct.pack("1Q", 0xA0000)
-        return [b"None", *self._address(), kv, aux, self._pack([], "Q"), b"0", b"1", str(ITEM).encode()]
+        tp = [str(self.tp_rank).encode(), str(self.tp_size).encode()]
+        return [b"None", *self._address(), kv, aux, self._pack([], "Q"), *tp, str(ITEM).encode()]
 
     def metadata(self, bootstrap_room: int) -> list[bytes]:
-        """Its metadata for a room: two destination pages, aux slot 0, one answer expected."""
+        """Its metadata for a room: two destination pages, aux slot 0, and the answers the
+        room's prefill rank waits for (one per decode rank reading it)."""
         pages = np.array([3, 4], dtype=np.int32).tobytes()
-        return [str(bootstrap_room).encode("ascii"), *self._address(), pages, b"0", self._pack([], "i"), b"1"]
+        room = str(bootstrap_room).encode("ascii")
+        return [room, *self._address(), pages, b"0", self._pack([], "i"), str(self.tp_size).encode()]
 
     def bootstrap(self, bootstrap_room: int) -> list[bytes]:
         """The decode receiver's BOOTSTRAP for the room (upstream's `init` under prefill_complete)."""

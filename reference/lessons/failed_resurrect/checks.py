@@ -171,4 +171,12 @@ CHECKS = (
         configured.reused_room_abort_acked,
         configuration="deferred_release",
     ),
+    Check(
+        "acked-abort-stays-failed",
+        "a room whose abort the prefill acknowledged stays Failed when another decode rank's metadata comes",
+        "CommonKVManager.update_status (0.5.23): Failed is terminal, the max() would lift it; under deferred "
+        f"KV release the ABORT_ACK promises the decode's pages are no longer written ({PR})",
+        configured.acked_abort_stays_failed,
+        configuration="deferred_release",
+    ),
 )

@@ -209,3 +209,38 @@ def reused_room_abort_acked(variant: ModuleType, _options: Options) -> Observati
         f"{_named(variant)}: a room whose send failed unsettled was told Failed and its abort never "
         "acknowledged; the next request reusing the room, aborted with nothing sent, was acknowledged once",
     )
+
+
+CROSSED = 4400  # the room of `acked-abort-stays-failed`
+DECODE_TP = 2  # decode ranks reading the room's one prefill rank
+
+
+def acked_abort_stays_failed(variant: ModuleType, _options: Options) -> Observation:
+    manager = variant.PrefillKVManager()
+    ranks = [variant.DecodeEndpoint(manager, rank, DECODE_TP) for rank in range(DECODE_TP)]
+    first, second = ranks
+    try:
+        for rank in ranks:
+            manager.deliver(rank.registration())
+        sender = manager.open(CROSSED)
+        manager.deliver(first.metadata(CROSSED))
+        manager.deliver(first.abort(CROSSED, 1))  # the first decode rank aborts the room
+        acked = first.told(CROSSED, 1)
+        manager.deliver(second.metadata(CROSSED))  # the second rank's metadata, sent before it heard
+        seen = KVPoll(int(manager.call(sender.poll)))
+        manager.call(sender.clear)
+    finally:
+        for rank in ranks:
+            rank.close()
+        manager.close()
+    if acked != ["ABORT_ACK 1"] or seen != KVPoll.Failed:
+        return Observation(
+            "bug",
+            f"{_named(variant)}: room {CROSSED} aborted by one of its {DECODE_TP} decode ranks (told "
+            f"{_shown(acked)}), then the other rank's metadata: the prefill's sender reads {seen.name}",
+        )
+    return Observation(
+        "ok",
+        f"{_named(variant)}: a room one decode rank aborted was acknowledged and stays Failed on the prefill "
+        "when the other rank's metadata arrives afterwards",
+    )
