@@ -1,5 +1,5 @@
 """Configurations `prefill_complete` and `deferred_release` (`reference/upstream/configs.py`,
-`prefill.py`): 0.5.23's deferred decode allocation and deferred KV release, and the three
+`prefill.py`): 0.5.23's deferred decode allocation and deferred KV release, and the four
 failed-resurrect checks that run in them.
 
 Each check's verdict is pinned on the unmodified 0.5.23 tree (`ok`) and on a tree with
@@ -7,7 +7,8 @@ the mutation it was written for (`bug`; `reference/upstream/trees.py` makes the 
 `retired-receiver-abort` kills the deleted latch of `CommonKVReceiver.abort`'s
 not-owner branch, `prefill-failure-told` the deleted `_notify_bootstrap` of
 `CommonKVManager.update_status`'s Failed branch, `reused-room-abort-acked` the deleted reset
-of a poisoned room when a new request opens it. Upstream's own `__init__` decides the
+of a poisoned room when a new request opens it, `acked-abort-stays-failed` the deleted
+return that keeps Failed terminal. Upstream's own `__init__` decides the
 configuration (it reads the policy from `get_disagg()`); releases without the policy's
 code do not offer it."""
 
@@ -52,15 +53,22 @@ POISON_RESET = Edit(
     "                self._deferred_ack_poisoned_rooms.discard(bootstrap_room)\n",
     "                pass\n",
 )
+FAILED_TERMINAL = Edit(
+    "common/conn.py",
+    "            # happily promote it back to Transferring or Success.\n            return\n",
+    "            # happily promote it back to Transferring or Success.\n            pass\n",
+)
 KILLS = {
     "retired-receiver-abort": NOT_OWNER_LATCH,
     "prefill-failure-told": NOTIFY_ON_FAILED,
     "reused-room-abort-acked": POISON_RESET,
+    "acked-abort-stays-failed": FAILED_TERMINAL,
 }
 CONFIGURED = {
     "retired-receiver-abort": CONFIGURATION,
     "prefill-failure-told": CONFIGURATION,
     "reused-room-abort-acked": "deferred_release",
+    "acked-abort-stays-failed": "deferred_release",
 }
 # The upstream line (0.5.23) each check's configuration gates: the not-owner latch of
 # `CommonKVReceiver.abort`, the rendezvous notification of `update_status`'s Failed branch,
@@ -70,6 +78,8 @@ GATED = {
     "prefill-failure-told": ("common/conn.py", 672, "self._notify_bootstrap("),
     # a room poisoned by an unsettled send (`poison_deferred_ack_room`): what 665's reset clears
     "reused-room-abort-acked": ("common/conn.py", 1084, "self._deferred_ack_poisoned_rooms.add(room)"),
+    # a non-Failed status for a Failed room: the early return that keeps Failed terminal
+    "acked-abort-stays-failed": ("common/conn.py", 679, "return"),
 }
 PREFIX = f"<sglang-{NEWEST}>/sglang/srt/disaggregation/"
 
