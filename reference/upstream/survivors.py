@@ -186,7 +186,8 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "send; this mutant still stops there in the scenario"),
     ("delete a statement", r"^return$", r"^if current == KVPoll\.Failed:$",
      "gap: Failed is terminal in 0.5.23 only; 0.5.19 and the reference let a later status lift it "
-     "(max), so no check may ask it"),
+     "(max), so no default check may ask it; acked-abort-stays-failed (configuration "
+     "`deferred_release`) asks it of a prefill that acknowledged the room's abort"),
     ("delete a statement", r"^self\.heartbeat_failures\.pop\(failed_bootstrap_addr, None\)$", "",
      "gap: a prefill re-registered after it was declared dead whose first probe misses; 0.5.23 starts "
      "it clean, 0.5.19 and the reference keep the count, so no check may ask it"),
