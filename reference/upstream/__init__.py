@@ -43,7 +43,7 @@ import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from reference.upstream import bound, configs, coverage, deps, wiring, zmq_wire
+from reference.upstream import bound, configs, coverage, deps, prefill, wiring, zmq_wire
 from reference.upstream.bootstrap_server import server_class
 from reference.upstream.dispatcher import dispatcher_class
 from reference.upstream.errors import NoStandIn, UpstreamError
@@ -269,6 +269,9 @@ def _configured(
             {k: v for k, v in vars(module).items() if not k.startswith("__") and k != "CONFIGURATIONS"}
         )
         configured.KVManager = manager_class(load, triggers, configuration)[0]  # type: ignore[attr-defined]
+        if configuration.prefill_side:  # upstream's prefill-side manager in it (prefill.py)
+            configured.PrefillKVManager = prefill.prefill_manager_class(load, configuration)  # type: ignore[attr-defined]
+            configured.DecodeEndpoint = prefill.DecodeEndpoint  # type: ignore[attr-defined]
         configured.CONFIGURATION = configuration  # type: ignore[attr-defined]
         found[name] = configured
     return found

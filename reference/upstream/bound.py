@@ -13,7 +13,10 @@ unit test does the same for one call (it patches `common.conn.time.time`).
 its creator's binding; `time.sleep` and `GET /health` are the bound clock's and
 transport's, for upstream's own heartbeat loop: a transport that scripts its `/health`
 answers gives their status, and a late connect or answer times out under upstream's own
-`timeout` argument). Each asks the calling thread's binding (set by
+`timeout` argument; `requests.put`, a prefill manager's `PUT /route` registration, is the
+bound `put`'s answer). The stand-in `get_disagg()` (`standins.py`) reads the binding too:
+a named configuration's settings (`configs.py`, `prefill_complete`) for the calls made
+under it. Each asks the calling thread's binding (set by
 the adapter with `bound(...)` around its calls into upstream code, and on the
 bootstrap server's thread for its whole life) and, where nothing is bound, does what
 the real module does. Everything else on them is the real module's attribute.
@@ -52,6 +55,14 @@ class Binding:
     # every rank -1) is answered with those only, as that version's server would.
     info_fields: frozenset[str] | None = None
     sleep: Callable[[float], None] | None = None  # upstream's time.sleep (the heartbeat's pace)
+    # upstream's get_disagg() (standins.py): a named configuration's disaggregation settings
+    # (configs.py, e.g. the decode allocation policy); None: upstream's defaults
+    disagg: Any = None
+    # upstream's envs.X.get() (standins.py): a configuration's settings over upstream's defaults
+    env: dict[str, Any] | None = None
+    # upstream's requests.put (a prefill's PUT /route to its bootstrap server): answers a
+    # (url, json payload) with an HTTP status; None: the real requests.put
+    put: Callable[[str, Any], int] | None = None
 
 
 def current() -> Binding:
@@ -172,6 +183,12 @@ class TransportRequests:
 
     def get(self, url: str, **kwargs: Any) -> Any:
         return _get(url, real_requests.get, **kwargs)
+
+    def put(self, url: str, **kwargs: Any) -> Any:
+        put = current().put
+        if put is None:
+            return real_requests.put(url, **kwargs)
+        return _Response(put(url, kwargs.get("json")), "OK")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(real_requests, name)

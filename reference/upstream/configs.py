@@ -3,7 +3,7 @@
 The `--sglang` run drives upstream's decode as upstream's default server runs it: no
 staging buffer (`SGLANG_DISAGG_STAGING_BUFFER`, `EnvBool(False)` in `environ.py`) and a
 model without multi-head latent attention (`is_mla_backend=False`, what the scheduler
-passes for a Llama-style model). Two code paths of the methods the lessons judge run
+passes for a Llama-style model). Some code paths of the methods the lessons judge run
 only in another setting, which upstream's own server also runs:
 
 - `staging`: `SGLANG_DISAGG_STAGING_BUFFER=1` on a decode whose prefill has another
@@ -19,7 +19,18 @@ only in another setting, which upstream's own server also runs:
 - `mla`: `is_mla_backend=True`, as upstream's scheduler passes it for an MLA model
   (DeepSeek's): every prefill TP rank holds the same compressed KV, so
   `_setup_bootstrap_infos` marks all target ranks but one as dummies, which get an
-  empty metadata frame.
+  empty metadata frame;
+- `deferred_release`: `SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=1` (0.5.23): the
+  decode holds an aborted room's pages until every prefill rank acknowledges that its
+  transfer drained (ABORT_ACK); upstream's prefill manager (`prefill.py`, its own transfer
+  worker on an engine stand-in whose transfers fail) never acknowledges a room whose send
+  failed unsettled, until a new request reuses the room's id;
+- `prefill_complete`: `--disaggregation-decode-allocation-policy prefill_complete`
+  (0.5.23): the decode reserves KV only once the prefill's forward is done. The decode's
+  manager is built under that policy (`defer_decode_allocation`: a cleared receiver no
+  longer owns its room, its late `abort()` leaves the room alone), and the configuration
+  also offers upstream's prefill-side manager and sender (`prefill.py`), whose
+  rendezvous table `update_status` tells the decode of a failed room through.
 
 A configuration is offered for a release only where that release has the code it
 drives (`offered`); every check that runs in one names it (`Check.configuration`) and
@@ -30,6 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from reference.upstream.loader import UpstreamLoad
 
@@ -39,6 +51,12 @@ class Configuration:
     name: str
     staging: bool = False  # SGLANG_DISAGG_STAGING_BUFFER (upstream's default: False)
     mla: bool = False  # is_mla_backend (upstream's scheduler: True for an MLA model)
+    # --disaggregation-decode-allocation-policy (upstream's default: "early")
+    allocation: str = "early"
+    # settings (`envs.X`) other than upstream's defaults, as (name, value) pairs
+    env: tuple[tuple[str, Any], ...] = ()
+    # the configuration also offers upstream's prefill-side manager (`prefill.py`)
+    prefill_side: bool = False
     what: str = ""
 
 
@@ -51,7 +69,21 @@ STAGING = Configuration(
 MLA = Configuration(
     "mla", mla=True, what="is_mla_backend=True: an MLA model (every prefill rank holds the KV)"
 )
-NAMED = {c.name: c for c in (STAGING, MLA)}
+PREFILL_COMPLETE = Configuration(
+    "prefill_complete",
+    allocation="prefill_complete",
+    prefill_side=True,
+    what="--disaggregation-decode-allocation-policy prefill_complete: the decode reserves KV once the "
+    "prefill's forward is done (0.5.23)",
+)
+DEFERRED_RELEASE = Configuration(
+    "deferred_release",
+    env=(("SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE", True),),
+    prefill_side=True,
+    what="SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=1: an aborted room's decode pages are held "
+    "until the prefill acknowledges that its transfer drained (0.5.23)",
+)
+NAMED = {c.name: c for c in (STAGING, MLA, PREFILL_COMPLETE, DEFERRED_RELEASE)}
 
 
 # The first release whose decode staging the adapter drives as the scheduler does: its
@@ -74,7 +106,33 @@ def offered(load: UpstreamLoad) -> dict[str, Configuration]:
         manager = load.get("MooncakeKVManager")
         if hasattr(manager, "register_staging_room_bootstrap") and hasattr(manager, "_handle_staging_req"):
             found["staging"] = STAGING
+    if _defers_allocation(load):
+        found["prefill_complete"] = PREFILL_COMPLETE
+    if _defers_release(load):
+        found["deferred_release"] = DEFERRED_RELEASE
     return found
+
+
+def _defers_release(load: UpstreamLoad) -> bool:
+    """Whether the release's mooncake prefill holds an aborted room's ABORT_ACK until its
+    transfer drained, never acknowledges a room poisoned by an unsettled send, and clears
+    that state for a new request of the room (`update_status`, 0.5.23)."""
+    if not (load.has("MooncakeKVManager") and load.has("AbortNotification") and load.has("AbortAck")):
+        return False
+    manager = load.get("MooncakeKVManager")
+    return hasattr(manager, "poison_deferred_ack_room") and hasattr(
+        manager, "_handle_deferred_abort_notification"
+    )
+
+
+def _defers_allocation(load: UpstreamLoad) -> bool:
+    """Whether the release has the `prefill_complete` policy's two sides: the prefill's
+    rendezvous table (`DeferredBootstrap`, which `update_status` tells of a failed room)
+    and the decode receiver that stops owning its room once cleared."""
+    if not (load.has("DeferredBootstrap") and load.has("CommonKVSender") and load.has("CommonKVReceiver")):
+        return False
+    manager, receiver = load.get("CommonKVManager"), load.get("CommonKVReceiver")
+    return hasattr(manager, "_notify_bootstrap") and hasattr(receiver, "_owns_bootstrap_room")
 
 
 def _release(version: str) -> tuple[int, ...]:

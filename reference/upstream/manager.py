@@ -49,7 +49,10 @@ Adapter code (this file):
   upstream's `DecodeStagingHandler` (`create`, `register_decode_req` before a staged
   request's `send_metadata`, `unregister_decode_req` at its end); a `STAGING_REQ` that
   reaches the decode's socket goes to upstream's `_handle_staging_req`, as mooncake's
-  decode thread sends it there.
+  decode thread sends it there; `prefill_complete` runs upstream's `__init__` (and the
+  receivers' calls, `receiver.py`) under that allocation policy (`get_disagg()`, bound per
+  call: `bound.py`), with a KV pool of full attention only (`state_types` empty), which
+  the policy requires.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ from reference.upstream.bound import BindingThreading, Stopped, bound
 from reference.upstream.configs import DEFAULT, Configuration
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
+from reference.upstream.prefill import settings as disagg_settings
 from reference.upstream.zmq_wire import Relays, close_when_collected, failing, relay_disconnects
 
 
@@ -89,6 +93,7 @@ class ManagerAdapter:
     _label: str  # e.g. sglang-0.5.19
     _info_fields: frozenset[str] | None  # the fields of this version's PrefillServerInfo
     _configuration: Configuration = DEFAULT  # configs.py: upstream's defaults unless named
+    _disagg: Any  # upstream's get_disagg() in that configuration (None: upstream's defaults)
     _load: UpstreamLoad
     _upstream_heartbeat: bool  # upstream's own heartbeat loop runs (see start_heartbeat)
     _inline_heartbeat: types.CodeType | None  # 0.5.11, 0.5.12: mooncake's inline loop
@@ -118,9 +123,14 @@ class ManagerAdapter:
         self.hooks = hooks or Hooks()
         mode = self._upstream.DisaggregationMode.DECODE
         server_args = self._upstream.ServerArgs()
+        args = self._kv_args()
+        self._disagg = disagg_settings(self._configuration)
+        if self._disagg is not None:
+            args.state_types = []  # a full-attention KV pool (what prefill_complete supports)
         # Upstream's CommonKVManager.__init__; the backend's own __init__ (mooncake's
         # transfer engine, buffer registration and threads) is what cannot run here.
-        self._common_init(self, self._kv_args(), mode, server_args, self._configuration.mla)
+        with bound(disagg=self._disagg, env=dict(self._configuration.env) or None):
+            self._common_init(self, args, mode, server_args, self._configuration.mla)
         self.engine = _TransferEngine(self)  # mooncake's decode reads only its session id
         self.enable_staging = self._configuration.staging
         self._staging_adapter: _Staging | None = _Staging(self) if self.enable_staging else None

@@ -393,6 +393,8 @@ def _deeper(tree: Path, mutant: Mutant, deep: DeepBaselines, timeout: float) -> 
     outcome, diffs = compare(expected, verdicts)
     if outcome == "unknown" and only_bounds(diffs, note):
         return SURVIVED, f"default run undecided (a time bound): {_told(diffs)}"
+    if diffs and all(": unknown -> " in diff for diff in diffs):  # the unmutated tree's run undecided
+        return SURVIVED, f"default run undecided (the unmutated tree's): {_told(diffs)}"
     return outcome, ("default run: " + _told(diffs)) if diffs else ""
 
 
@@ -530,6 +532,21 @@ non-equivalent survivor, `--deep`, JOBS=2, 2026-12-02 at `a4e9af8`, load average
 lesson's default run, the simulation included: 0.5.19's and 0.5.23's `is` -> `==` in
 `invalidate_cached_bootstrap_infos` is killed there (the simulation restarts a prefill on
 its own ports, where equal generations are not identical), nothing else.
+Configurations `prefill_complete` and `deferred_release` (0.5.23's deferred decode allocation
+and deferred KV release, `configs.py`, with upstream's prefill-side manager, `prefill.py`:
+mooncake's own prefill `__init__`, transfer worker and bootstrap loop on an engine stand-in)
+brought four failed-resurrect checks: `retired-receiver-abort`, `prefill-failure-told`,
+`reused-room-abort-acked` and `acked-abort-stays-failed`. 0.5.23's nine failed-resurrect
+survivors were judged again with every check (`--resume --only`, `--deep --explore-locks`,
+JOBS=1, 2026-12-02): at `13223fc` (load average 3.6 to 4.8, 3.7 min) mutants 24
+(`_notify_bootstrap` deleted from `update_status`) and 28 (the not-owner latch of `abort()`)
+were killed; 29 and 33 read killed there only because the unmutated tree's simulation hit its
+budget (`unknown -> ok`), which the deep stage no longer counts (judged again at `f8be23a`:
+survived); the latest, at `1dd9963` (load average 0.0 to 0.7, 3.5 min), judged all nine with the four
+checks: 24 and 28 again, 20 (the reset of a poisoned room deleted from `update_status`) and
+17 (Failed's terminal `return` deleted) killed, the other five survive. 0.5.19 offers neither
+configuration (no deferred allocation, no poisoned rooms), so none of its survivors can meet
+these checks.
 
 The lock stage (`--explore-locks`, on in `ci/upstream_mutation.sh`): the default run
 scripts one interleaving (hooks), so a removed lock is never contended there. A survivor

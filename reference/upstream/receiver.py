@@ -98,7 +98,8 @@ class ReceiverAdapter:
 
     @contextmanager
     def _bound(self) -> Iterator[None]:
-        with bound(now=self.kv_mgr.clock.now, transport=self.kv_mgr.transport):
+        disagg = getattr(self.kv_mgr, "_disagg", None)  # a configuration's allocation policy
+        with bound(now=self.kv_mgr.clock.now, transport=self.kv_mgr.transport, disagg=disagg):
             yield
 
     def init(self, prefill_dp_rank: int = 0) -> None:

@@ -20,6 +20,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from reference.upstream.bound import current
 from reference.upstream.errors import NoStandIn
 
 # Upstream's defaults of the SGLANG_DISAGGREGATION_* settings the loaded code reads.
@@ -36,6 +37,7 @@ ENV_DEFAULTS: dict[str, Any] = {
     "SGLANG_DISAGGREGATION_ALL_CP_RANKS_TRANSFER": False,
     "SGLANG_DISAGGREGATION_THREAD_POOL_SIZE": None,
     "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False,
+    "SGLANG_RUST_SERVER": False,  # a prefill's registration: the Python HTTP server's PUT /route
     "SGLANG_ENCODER_REQ_TIMEOUT": 180,
     "SGLANG_ENCODER_SEND_TIMEOUT": 180,
 }
@@ -47,6 +49,7 @@ PARALLEL: dict[str, Any] = {
     "pp_size": 1, "nnodes": 1, "dist_init_addr": None, "load_balance_method": "round_robin",
     "enable_dsa_cache_layer_split": False, "attn_dp_size": 1, "attn_dp_rank": 0, "num_dp_ranks": 1,
     "enable_cp_tp_group_sharing": False, "enable_kv_cache_sharding": False, "moe_dp_size": 1, "dcp_size": 1,
+    "pp_group": None,  # a prefill's pipeline group: read only when pp_size > 1
 }  # fmt: skip
 SERVING: dict[str, Any] = {
     "host": "127.0.0.1",
@@ -76,7 +79,8 @@ class Settings:
 
 class ServerArgs(Settings):
     def __init__(self) -> None:
-        super().__init__("ServerArgs", {**PARALLEL, **SERVING, **DISAGG})
+        # A prefill's bootstrap loop asks whether PD role switching is on (upstream's default: off).
+        super().__init__("ServerArgs", {**PARALLEL, **SERVING, **DISAGG, "enable_pd_role_switch": False})
 
 
 class _EnvVar:
@@ -84,6 +88,9 @@ class _EnvVar:
         self.name = name
 
     def get(self) -> Any:
+        bound_env = current().env  # a configuration's setting, where one is bound
+        if bound_env is not None and self.name in bound_env:
+            return bound_env[self.name]
         if self.name not in ENV_DEFAULTS:
             raise NoStandIn(f"no stand-in default for envs.{self.name}")
         return ENV_DEFAULTS[self.name]
@@ -123,6 +130,9 @@ class NetworkAddress:
 
     def to_url(self) -> str:
         return f"http://{self._hostport()}"
+
+    def to_host_port_str(self) -> str:
+        return self._hostport()
 
     def __str__(self) -> str:
         return self._hostport()
@@ -175,6 +185,17 @@ class _RankHelpers(StandIn):
         return _size_or_rank(self.__name__)(name)
 
 
+class _NoTrace:
+    """sglang's `TraceNullContext` (tracing off, upstream's default): every call does nothing."""
+
+    tracing_enable = False
+
+    def __getattr__(self, name: str) -> Callable[..., None]:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *_args, **_kwargs: None
+
+
 def sglang_standins() -> dict[str, types.ModuleType]:
     """Fresh stand-ins for one load (each loaded version gets its own). Any other
     `sglang.*` module outside the disaggregation package is an empty `StandIn`."""
@@ -184,6 +205,10 @@ def sglang_standins() -> dict[str, types.ModuleType]:
         Settings("get_serving()", SERVING),
         Settings("get_disagg()", DISAGG),
     )
+    # upstream's defaults: no tracing, no speculative decoding, no unified memory pool
+    observability = Settings("get_observability()", {"enable_trace": False})
+    spec = Settings("get_spec()", {"speculative_algorithm": None})
+    memory = Settings("get_memory()", {"enable_unified_memory": False})
     modules = [
         StandIn(f"{srt}.server_args", package=True, ServerArgs=ServerArgs),
         StandIn(f"{srt}.environ", package=True, envs=_Envs()),
@@ -193,7 +218,10 @@ def sglang_standins() -> dict[str, types.ModuleType]:
             package=True,
             get_parallel=lambda: parallel,
             get_serving=lambda: serving,
-            get_disagg=lambda: disagg,
+            get_disagg=lambda: current().disagg or disagg,  # a configuration's, where one is bound
+            get_observability=lambda: observability,
+            get_spec=lambda: spec,
+            get_memory=lambda: memory,
             linear_attn_tp_size=lambda *_a, **_k: 1,
         ),
         StandIn(
@@ -204,6 +232,8 @@ def sglang_standins() -> dict[str, types.ModuleType]:
             # The manager's PULL socket is not bound: the adapter's decode inbox receives.
             get_zmq_socket_on_host=lambda *_a, **_k: (0, None),
         ),
+        # A prefill's sender (configs.py, `prefill_complete`) makes a trace context: tracing off.
+        StandIn(f"{srt}.observability.trace", package=True, TraceNullContext=_NoTrace),
     ]
     torch_distributed = StandIn("torch.distributed", is_available=lambda: False, is_initialized=lambda: False)
     modules += [StandIn("torch", package=True, distributed=torch_distributed), torch_distributed]

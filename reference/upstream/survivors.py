@@ -102,8 +102,9 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "traces (site-packages, C) nor splits (one step), so the lock stage's explorations cannot contend it"),
     ("remove a lock", r"_lifecycle_lock", "",
      "gap: `_lifecycle_lock` is a `nullcontext()` unless the manager defers decode allocation "
-     "(`prefill_complete`, off in the adapter); there it is an RLock keeping the prefill-recompute "
-     "callback's abort (`_fail_prefill_recompute`) out of a poll, which no lesson drives"),
+     "(configuration `prefill_complete`, which no exploration of the lock stage runs in); there it is an "
+     "RLock keeping the prefill-recompute callback's abort (`_fail_prefill_recompute`) out of a poll, "
+     "which no lesson drives"),
     ("remove a lock", r"", "",
      "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
      "no exploration of the lock stage (`mutate.py --explore-locks`, `EXPLORED_WITH`) contends it"),
@@ -120,17 +121,31 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
          r"^stale_endpoints\.add)", "",
      "gap: dead-prefill-disconnected (stale-bootstrap) asks that each cached rank endpoint of a dead "
      "prefill be disconnected; this mutant still disconnects those in the scenario"),
+    ("delete a statement", r"^return$", r"_owns_bootstrap_room",
+     "gap: a cleared receiver's late abort (configuration `prefill_complete`, check "
+     "retired-receiver-abort): without this return the abort goes on to `ensure_abort_notified`, which "
+     "sends only from a receiver whose `init` fetched bootstrap infos; that check's receivers run no "
+     "`init` (the reference prefill speaks no `prefill_complete` rendezvous: BOOTSTRAP, readiness), so "
+     "nothing more happens there"),
     ("", r"", r"_owns_bootstrap_room",
-     "gap: a receiver that does not own its room (deferred decode allocation, 0.5.23), not driven"),
+     "gap: a receiver that does not own its room (configuration `prefill_complete`, check "
+     "retired-receiver-abort); this mutant keeps what that check reads"),
     ("delete a statement", r"^self\.conclude_state = (KVPoll\.Failed|status)$", "", _LATCH),
     ("", r"(session_pool)", "",
      "gap: the adapter's requests session holds no connection; a prefill that drops keep-alive "
      "connections on restart would show a reused session"),
-    ("", r"(_staging_outstanding|_deferred_ack|_notify_bootstrap)", "",
-     "gap: the prefill's side of a room (its deferred ABORT_ACK targets, poisoned rooms, staged chunks "
-     "outstanding, 0.5.23's deferred bootstrap): only upstream's prefill manager writes them (its transfer "
-     "worker and ABORT handling, which need a transfer engine); in the decode manager the adapter drives, "
-     "nothing does"),
+    ("", r"^self\._deferred_ack_poisoned_rooms\.discard", "",
+     "gap: reused-room-abort-acked (configuration `deferred_release`) asks that the next request of a "
+     "room poisoned by an unsettled send be acknowledged; this mutant still is there"),
+    ("", r"(_staging_outstanding|_deferred_ack)", "",
+     "gap: what a chunk still in flight leaves when its room's id is reused (the ACK targets held for "
+     "it, its count of staged chunks outstanding), which the next request's opening status resets: the "
+     "adapter's prefill (configuration `deferred_release`, `prefill.py`: upstream's transfer worker on an "
+     "engine stand-in) finishes each chunk before a room is reused; with one still writing, upstream's "
+     "worker would go on to conclude the next request's room, no behaviour a check may pin as correct"),
+    ("", r"_notify_bootstrap", "",
+     "gap: prefill-failure-told (configuration `prefill_complete`) asks that a room the prefill fails be "
+     "told Failed to its decode, never ready; this mutant still tells it so there"),
     ("", r"(staging|_alloc\b)", "",
      "gap: staging (configuration `staging`, check staging-released: the ring in the register frame, a "
      "STAGING_REQ answered, the room's staging state released); this mutant keeps all three there"),
@@ -171,7 +186,8 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "send; this mutant still stops there in the scenario"),
     ("delete a statement", r"^return$", r"^if current == KVPoll\.Failed:$",
      "gap: Failed is terminal in 0.5.23 only; 0.5.19 and the reference let a later status lift it "
-     "(max), so no check may ask it"),
+     "(max), so no default check may ask it; acked-abort-stays-failed (configuration "
+     "`deferred_release`) asks it of a prefill that acknowledged the room's abort"),
     ("delete a statement", r"^self\.heartbeat_failures\.pop\(failed_bootstrap_addr, None\)$", "",
      "gap: a prefill re-registered after it was declared dead whose first probe misses; 0.5.23 starts "
      "it clean, 0.5.19 and the reference keep the count, so no check may ask it"),

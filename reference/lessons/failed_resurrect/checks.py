@@ -28,6 +28,7 @@ from reference.harness.capture import thread_errors
 from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
+from reference.lessons.failed_resurrect import checks_configured as configured
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
@@ -143,5 +144,39 @@ CHECKS = (
         "a Failed for an open room, fresh or a reused id, is still stored",
         f"update_status: the present-room branch is unchanged, Failed overrides ({PR})",
         open_room_takes_failed,
+    ),
+    # In upstream's `prefill_complete` configuration (reference/upstream/configs.py); our
+    # forms do not model that allocation policy, so only a variant offering it runs these.
+    Check(
+        "retired-receiver-abort",
+        "a late abort of a cleared request reads Failed on its receiver, its room left alone (reused or not)",
+        "CommonKVReceiver.abort/clear under prefill_complete (0.5.23): a cleared receiver no longer owns its "
+        f"room; the abort fix's promise that a late Failed never lands on a cleared room ({PR})",
+        configured.retired_receiver_abort,
+        configuration="prefill_complete",
+    ),
+    Check(
+        "prefill-failure-told",
+        "a room the prefill fails is told to its decode as Failed once, never ready; a completed one, ready",
+        "CommonKVManager.update_status under prefill_complete (0.5.23): a Failed for a present room tells "
+        f"the rendezvous table, which tells the decode (_notify_bootstrap) ({PR})",
+        configured.prefill_failure_told,
+        configuration="prefill_complete",
+    ),
+    Check(
+        "reused-room-abort-acked",
+        "a room whose send failed unsettled is never ABORT_ACKed; the next request reusing its id is, once",
+        "CommonKVManager.update_status under deferred KV release (0.5.23): a room's opening status drops "
+        f"the deferred-ACK state (poisoned rooms) a previous request of the id left ({PR})",
+        configured.reused_room_abort_acked,
+        configuration="deferred_release",
+    ),
+    Check(
+        "acked-abort-stays-failed",
+        "a room whose abort the prefill acknowledged stays Failed when another decode rank's metadata comes",
+        "CommonKVManager.update_status (0.5.23): Failed is terminal, the max() would lift it; under deferred "
+        f"KV release the ABORT_ACK promises the decode's pages are no longer written ({PR})",
+        configured.acked_abort_stays_failed,
+        configuration="deferred_release",
     ),
 )
