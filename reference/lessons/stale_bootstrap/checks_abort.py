@@ -4,21 +4,13 @@ an aborted request stays Failed.
 PR #36029's `_check_waiting_timeout` hunk fails the request, invalidates its cache
 entries and then (as before it) notifies the prefill: an `ABORT` for the room to every
 rank the receiver bootstrapped from, once (`abort_notified`), so a rank that still holds
-the room's metadata drops it. What the check asks, on any variant:
-
-- a request whose prefill answers never arrive (two ranks, both answers dropped) ends
-  Failed at its waiting timeout, and each rank got exactly one `ABORT` for the room;
-- the scheduler's aborts after that (twice) tell no rank again;
-- a request aborted twice while in flight tells no rank more than once (a variant may
-  tell none: our variants' `abort()` records and fails the room, as #24522 wrote it,
-  and tells the prefill nothing).
-
-`aborted_stays_failed`: an aborted request's failure is in the manager, not only in its
-receiver (a reason recorded for the room, Failed in the status table), and it reads
-Failed, a late Success for its room notwithstanding.
-
-What each rank was told is counted where the mock network delivers to it
-(`ScriptedNetwork.aborts`); the variant is driven only through the variant protocol.
+the room's metadata drops it. `abort_reaches_prefill` asks it of a request whose answers
+are lost (two ranks), then of two aborts after it and two in flight (a variant may tell
+none there: our variants' `abort()` records and fails the room, as #24522 wrote it, and
+tells the prefill nothing). `aborted_stays_failed`: an aborted request's failure is in the
+manager (a reason recorded, Failed in the status table), and it reads Failed, a late
+Success for its room notwithstanding. What each rank was told is counted where the mock
+network delivers to it (`ScriptedNetwork.aborts`).
 """
 
 from __future__ import annotations
