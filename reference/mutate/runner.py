@@ -191,9 +191,9 @@ def agree(first: dict, second: dict) -> tuple[Verdicts, list[str], list[str]]:
             settled.append(_differs(lesson, a[:2], b[:2]))
             a = b = b if _whole_bound(a) else a
         checks, settled_here, differing_here = _agree_checks(lesson, a[2], b[2])
-        if not checks and a[0] != b[0]:
+        if a[0] != b[0] and not settled_here and not differing_here:  # no check says why
             differing.append(_differs(lesson, a[:2], b[:2]))
-        verdicts[lesson] = _lesson_verdict(checks.values()) if checks else a[0]
+        verdicts[lesson] = _lesson_verdict(checks.values()) if a[2] else a[0]
         verdicts.update(checks)
         settled += settled_here
         differing += differing_here
