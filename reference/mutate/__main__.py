@@ -108,11 +108,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sample": args.sample,
         "seed": args.seed,
         "variants": list(variants),
+        "baselines_settled": judge.settled,  # a baseline verdict one run left at a time bound
         "baselines": {
             f"stage {stage + 1}: {v} on {', '.join(ls)}": verdicts
             for (stage, v, ls), verdicts in judge.baselines.items()
         },
     }
+    for note in judge.settled:
+        print(f"baseline settled (one run cut at a time bound): {note}", file=sys.stderr)
     data = report.to_json(run, outcomes)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(data, indent=1) + "\n")

@@ -150,6 +150,21 @@ OPERATOR_TEXT = {
 }
 
 
+def _settled(run: dict[str, Any]) -> list[str]:
+    """The baseline verdicts one of the unmutated copy's two runs left at a time bound."""
+    settled = run.get("baselines_settled") or []
+    if not settled:
+        return []
+    return [
+        f"{len(settled)} baseline verdict{'s' if len(settled) > 1 else ''} one of the unmutated copy's "
+        "two runs left `unknown` at a time bound (a deep check cut short under load), taken from the "
+        "run that decided it:",
+        "",
+        *(f"- {note}" for note in settled),
+        "",
+    ]
+
+
 def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
     """The page, written into `folder` (its link to README.md relative to it)."""
     readme = os.path.relpath(Path(__file__).resolve().parent / "README.md", (folder or HERE).resolve())
@@ -186,6 +201,7 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
         + ".",
         "",
         *([run["note"], ""] if run.get("note") else []),
+        *_settled(run),
         f"**{s['line']}.**",
         "",
         *[

@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,25 +64,140 @@ def _verdicts(payload: dict) -> Verdicts:
     return found
 
 
-def run_impl(
-    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = (), flag: str = "--impl"
-) -> tuple[str, Verdicts, str]:
-    """(status, verdicts, note) of one `--impl` run (or `flag`, e.g. `--sglang TREE`):
-    status `ran`, `timeout` or `import-error`."""
-    cmd = [sys.executable, "-m", "reference", flag, str(package), "--json", *extra]
-    for lesson in lessons:
-        cmd += ["--lesson", lesson]
+def run_reference(args: Sequence[str], timeout: float, key: str = "results") -> tuple[str, dict, str]:
+    """(status, payload, note) of one `python -m reference ARGS` child whose stdout is JSON
+    with `key` in it: status `ran` (the parsed JSON), `timeout` (no result within `timeout`
+    seconds) or `error` (no such JSON: the note is the child's last line, e.g. an `--impl`
+    that could not load)."""
+    cmd = [sys.executable, "-m", "reference", *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     try:
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout", {}, f"no result within {timeout:g} s"
-    try:  # exit 0, 1 or (some verdict unknown) 2 with the JSON on stdout
+    try:  # the exit status follows the verdicts' expectations; the result is the JSON
         payload = json.loads(done.stdout)
-    except ValueError:  # `--impl` could not load the copy: one line on stderr, exit 2
-        lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
-        return "import-error", {}, lines[-1][:300]
+        if isinstance(payload, dict) and key in payload:
+            return "ran", payload, ""
+    except ValueError:
+        pass
+    lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
+    return "error", {}, lines[-1][:300]
+
+
+def impl_payload(
+    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = (), flag: str = "--impl"
+) -> tuple[str, dict, str]:
+    """(status, JSON payload, note) of one `--impl` run (or `flag`, e.g. `--sglang TREE`):
+    status `ran`, `timeout` or `import-error` (`--impl` could not load the copy)."""
+    args = [flag, str(package), "--json", *extra]
+    for lesson in lessons:
+        args += ["--lesson", lesson]
+    status, payload, note = run_reference(args, timeout)
+    return ("import-error" if status == "error" else status), payload, note
+
+
+def run_impl(
+    package: Path, lessons: Sequence[str], timeout: float, extra: Sequence[str] = (), flag: str = "--impl"
+) -> tuple[str, Verdicts, str]:
+    """(status, verdicts, note) of one `--impl` run (`impl_payload`); the note of a run
+    that ran says what its undecided checks said."""
+    status, payload, note = impl_payload(package, lessons, timeout, extra, flag)
+    if status != "ran":
+        return status, {}, note
     return "ran", _verdicts(payload), _unknown_symptoms(payload)
+
+
+Said = dict[str, tuple[str, str, dict[str, tuple[str, str]]]]  # lesson -> (verdict, symptom, checks)
+
+
+def _said(payload: dict) -> Said:
+    """Per lesson, its verdict and symptom and each of its checks' (id -> verdict, symptom)."""
+    return {
+        r["lesson"]: (
+            r["verdict"],
+            r.get("symptom", ""),
+            {c["id"]: (c["verdict"], c.get("symptom", "")) for c in r.get("checks", ())},
+        )
+        for r in payload["results"]
+    }
+
+
+def _bounded(said: tuple[str, str] | None) -> bool:
+    """An undecided verdict whose run said it ran out of time (`TIME_BOUNDS`)."""
+    return said is not None and said[0] == "unknown" and any(bound in said[1] for bound in TIME_BOUNDS)
+
+
+def _lesson_verdict(checks: Iterable[str]) -> str:
+    """A lesson's verdict from its checks' (as `reference/harness/checks.py: overall`)."""
+    found = set(checks)
+    for verdict in ("bug", "unknown", "latent"):
+        if verdict in found or (verdict == "unknown" and not found):
+            return verdict
+    return "ok"
+
+
+def _differs(key: str, first: tuple[str, str] | None, second: tuple[str, str] | None) -> str:
+    """`key: a -> b (run 1: symptom; run 2: symptom)`."""
+    verdicts = [("absent", "") if said is None else said for said in (first, second)]
+    notes = "; ".join(f"run {i}: {(symptom or '(none)')[:200]}" for i, (_, symptom) in enumerate(verdicts, 1))
+    return f"{key}: {verdicts[0][0]} -> {verdicts[1][0]} ({notes})"
+
+
+def _agree_checks(
+    lesson: str, first: dict[str, tuple[str, str]], second: dict[str, tuple[str, str]]
+) -> tuple[Verdicts, list[str], list[str]]:
+    """One lesson's checks in two runs: (agreed verdicts, settled, differing); a check one
+    run left `unknown` at a time bound takes the verdict the other run decided."""
+    agreed: Verdicts = {}
+    settled: list[str] = []
+    differing: list[str] = []
+    for check in dict.fromkeys([*first, *second]):
+        a, b = first.get(check), second.get(check)
+        key = f"{lesson}/{check}"
+        if a is not None and b is not None and a[0] == b[0]:
+            agreed[key] = a[0]
+        elif a is not None and b is not None and (_bounded(a) or _bounded(b)) and "unknown" in (a[0], b[0]):
+            agreed[key] = b[0] if _bounded(a) else a[0]  # one run cut short, the other decided
+            settled.append(_differs(key, a, b))
+        else:
+            differing.append(_differs(key, a, b))
+    return agreed, settled, differing
+
+
+def _whole_bound(said: tuple[str, str, dict] | None) -> bool:
+    """The lesson as a whole hit its time bound (its worker killed: no checks came back)."""
+    return said is not None and not said[2] and _bounded(said[:2])
+
+
+def agree(first: dict, second: dict) -> tuple[Verdicts, list[str], list[str]]:
+    """The baseline two runs' payloads of one unmutated copy give, per lesson and check:
+    (verdicts, settled, differing). Where one run left a check (or a whole lesson)
+    `unknown` at a time bound and the other decided it, the decided verdict counts (a
+    deep check cut short under load says nothing about the copy) and the lesson's verdict
+    follows its checks'; such a difference is `settled`. Every other difference is
+    `differing` ("key: a -> b (run 1: what it said; run 2: ...)"): a verdict that is not
+    deterministic, which would pass for a kill."""
+    said = _said(first), _said(second)
+    verdicts: Verdicts = {}
+    settled: list[str] = []
+    differing: list[str] = []
+    for lesson in dict.fromkeys([*said[0], *said[1]]):
+        a, b = said[0].get(lesson), said[1].get(lesson)
+        if a is None or b is None:
+            differing.append(_differs(lesson, a and a[:2], b and b[:2]))
+            continue
+        if _whole_bound(a) != _whole_bound(b):
+            settled.append(_differs(lesson, a[:2], b[:2]))
+            a = b = b if _whole_bound(a) else a
+        checks, settled_here, differing_here = _agree_checks(lesson, a[2], b[2])
+        if a[0] != b[0] and not settled_here and not differing_here:  # no check says why
+            differing.append(_differs(lesson, a[:2], b[:2]))
+        verdicts[lesson] = _lesson_verdict(checks.values()) if a[2] else a[0]
+        verdicts.update(checks)
+        settled += settled_here
+        differing += differing_here
+    return verdicts, settled, differing
 
 
 def _unknown_symptoms(payload: dict) -> str:
@@ -145,6 +260,8 @@ class Judge:
         self._own = workdir is None
         self.workdir = Path(tempfile.mkdtemp(prefix="semantic-mutants-")) if workdir is None else workdir
         self.baselines: dict[tuple[int, str, tuple[str, ...]], Verdicts] = {}
+        # Baseline verdicts one of the two runs left at a time bound, taken from the other.
+        self.settled: list[str] = []
         self._lock = threading.Lock()
         self._copies = 0
 
@@ -168,14 +285,20 @@ class Judge:
             self._copies += 1
             name = f"unmutated_{variant}_{self._copies}"
         package = _copy(variant, self.workdir, name, None)
-        runs = [run_impl(package, lessons, self.timeout, self.stages[stage]) for _ in range(2)]
+        runs = [impl_payload(package, lessons, self.timeout, self.stages[stage]) for _ in range(2)]
         shutil.rmtree(package, ignore_errors=True)
+        stage_name = " ".join(self.stages[stage]) or "default run"
+        what = f"unmutated {variant} on {', '.join(lessons)} ({stage_name})"
         for status, _, note in runs:
             if status != "ran":
-                raise RunError(f"unmutated {variant} on {', '.join(lessons)}: {status} {note}")
-        if runs[0][1] != runs[1][1]:
-            raise RunError(f"unmutated {variant} on {', '.join(lessons)}: verdicts differ between two runs")
-        return runs[0][1]
+                raise RunError(f"{what}: {status} {note}")
+        verdicts, settled, differing = agree(runs[0][1], runs[1][1])
+        if differing:
+            more = f" (+{len(differing) - 3} more)" if len(differing) > 3 else ""
+            raise RunError(f"{what}: verdicts differ between two runs: {' | '.join(differing[:3])}{more}")
+        with self._lock:
+            self.settled += [f"{what}: {note}" for note in settled]
+        return verdicts
 
     def judge(self, mutant: Mutant) -> Outcome:
         package = _copy(
@@ -194,6 +317,8 @@ class Judge:
                 if status != "ran":
                     return Outcome(mutant, status, seconds, note=note, stage=where)
                 verdict, diffs = compare(baseline, verdicts)
+                if verdict == "killed" and all(d.endswith(": unknown -> ok") for d in diffs):
+                    continue  # the baseline left these undecided (both its runs): no evidence
                 if verdict == "unknown" and stage > 0 and only_bounds(diffs, note):
                     # A deep check bounded in wall-clock time that ran out under load
                     # says nothing about the mutant: reported apart, counted nowhere.

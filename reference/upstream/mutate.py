@@ -30,10 +30,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
-import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -44,8 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reference.explore.runner import SETUP_BOUND, TIME_BOUND
-from reference.mutate.mutants import ROOT
-from reference.mutate.runner import Verdicts, compare, only_bounds, run_impl
+from reference.mutate.runner import Verdicts, compare, only_bounds, run_impl, run_reference
 from reference.upstream.survivors import block_of, body_of, classify
 from reference.upstream.trees import DISAGG, make_tree
 
@@ -282,21 +278,15 @@ def explore_run(tree: Path, pairs: tuple[tuple[str, str], ...], timeout: float) 
     ((lesson, property)): status `ran`, `timeout` or `error` (no findings came back).
     `timeout` is raised to what every exploration's own bounds allow, and a margin."""
     timeout = max(timeout, (TIME_BOUND + SETUP_BOUND) * len(pairs) + 30.0)
-    cmd = [sys.executable, "-m", "reference", "--explore", "--sglang", str(tree), "--json"]
+    cmd = ["--explore", "--sglang", str(tree), "--json"]
     for lesson in dict.fromkeys(lesson for lesson, _ in pairs):
         cmd += ["--lesson", lesson]
     for _, prop in pairs:
         cmd += ["--property", prop]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    try:
-        done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timeout", {}, f"no result within {timeout:g} s"
-    try:  # the exit status follows claimed properties' expectations; the findings are the JSON
-        findings = json.loads(done.stdout)["explorations"]
-    except (ValueError, KeyError):
-        lines = (done.stderr.strip() or done.stdout.strip() or f"exit {done.returncode}").splitlines()
-        return "error", {}, lines[-1][:300]
+    status, payload, note = run_reference(cmd, timeout, key="explorations")
+    if status != "ran":
+        return status, {}, note
+    findings = payload["explorations"]
     return "ran", {f"{f['lesson']}/{f['property']}": (f["verdict"], f["symptom"]) for f in findings}, ""
 
 
