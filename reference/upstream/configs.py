@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reference.upstream.loader import UpstreamLoad
+from reference.upstream.standins import DISAGG, Settings
 
 
 @dataclass(frozen=True)
@@ -138,3 +139,12 @@ def _defers_allocation(load: UpstreamLoad) -> bool:
 def _release(version: str) -> tuple[int, ...]:
     match = re.match(r"\d+(\.\d+)*", version)
     return tuple(int(part) for part in match.group(0).split(".")) if match else (0,)
+
+
+def settings(configuration: Configuration) -> Settings | None:
+    """Upstream's `get_disagg()` in `configuration` (None: upstream's defaults)."""
+    if configuration.allocation == DISAGG["disaggregation_decode_allocation_policy"]:
+        return None
+    return Settings(
+        "get_disagg()", {**DISAGG, "disaggregation_decode_allocation_policy": configuration.allocation}
+    )

@@ -75,9 +75,9 @@ from reference.status import KVPoll
 from reference.transport.base import Transport
 from reference.upstream.bound import BindingThreading, Stopped, bound
 from reference.upstream.configs import DEFAULT, Configuration
+from reference.upstream.configs import settings as disagg_settings
 from reference.upstream.errors import UpstreamError
 from reference.upstream.loader import UpstreamLoad
-from reference.upstream.prefill import settings as disagg_settings
 from reference.upstream.zmq_wire import Relays, close_when_collected, failing, relay_disconnects
 
 

@@ -51,27 +51,17 @@ import struct
 import types
 from typing import Any
 
-import numpy as np
 import zmq
 
 from reference.status import KVPoll
 from reference.upstream.bound import bound
-from reference.upstream.configs import Configuration
+from reference.upstream.configs import Configuration, settings
 from reference.upstream.loader import UpstreamLoad
-from reference.upstream.standins import DISAGG, Settings
+from reference.upstream.standins import Settings
 
 WAIT_MS = 5000  # the longest a read of the decode's endpoint waits for a message it expects
 QUIET_MS = 200  # after those, how long it waits for one more
 ITEM = 64  # bytes per KV page of the prefill's pool (and the decode's)
-
-
-def settings(configuration: Configuration) -> Settings | None:
-    """Upstream's `get_disagg()` in `configuration` (None: upstream's defaults)."""
-    if configuration.allocation == DISAGG["disaggregation_decode_allocation_policy"]:
-        return None
-    return Settings(
-        "get_disagg()", {**DISAGG, "disaggregation_decode_allocation_policy": configuration.allocation}
-    )
 
 
 # The settings mooncake's prefill `__init__` and transfer worker read, at upstream's defaults
@@ -230,6 +220,8 @@ class DecodeEndpoint:
     def metadata(self, bootstrap_room: int) -> list[bytes]:
         """Its metadata for a room: two destination pages, aux slot 0, and the answers the
         room's prefill rank waits for (one per decode rank reading it)."""
+        import numpy as np  # the `[upstream]` extra; imported where upstream code needs it
+
         pages = np.array([3, 4], dtype=np.int32).tobytes()
         room = str(bootstrap_room).encode("ascii")
         return [room, *self._address(), pages, b"0", self._pack([], "i"), str(self.tp_size).encode()]
