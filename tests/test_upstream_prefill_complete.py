@@ -14,14 +14,11 @@ code do not offer it."""
 
 from __future__ import annotations
 
-import sys
-import threading
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from upstream_trace import traced
 from upstream_wheels import NEWEST, wheel
 
 from reference.harness.lesson import run_check
@@ -140,39 +137,13 @@ def test_upstreams_init_reads_the_policy() -> None:
         default.close()
 
 
-@contextmanager
-def traced() -> Iterator[set[tuple[str, int]]]:
-    """(file, line) executed in upstream's code, on every thread."""
-    lines: set[tuple[str, int]] = set()
-
-    def tracer(frame, _event, _arg):
-        if not frame.f_code.co_filename.startswith(PREFIX):
-            return None
-
-        def local(frame, event, _arg):
-            if event == "line":
-                lines.add((frame.f_code.co_filename.removeprefix(PREFIX), frame.f_lineno))
-            return local
-
-        return local
-
-    previous = sys.gettrace()
-    sys.settrace(tracer)
-    threading.settrace(tracer)
-    try:
-        yield lines
-    finally:
-        sys.settrace(previous)
-        threading.settrace(None)  # type: ignore[arg-type]
-
-
 @pytest.mark.parametrize("check_id", sorted(GATED))
 def test_the_check_runs_the_upstream_line_it_was_written_for(check_id: str) -> None:
     path, line, text = GATED[check_id]
     with zipfile.ZipFile(wheel(NEWEST)) as whl:
         source = whl.read(f"sglang/srt/disaggregation/{path}").decode().splitlines()
     assert source[line - 1].strip() == text
-    with traced() as lines:
+    with traced(PREFIX) as (lines, _called):
         verdict, symptom = _verdict(wheel(NEWEST), check_id)
     assert verdict == "ok", symptom
     assert (path, line) in lines
@@ -181,7 +152,7 @@ def test_the_check_runs_the_upstream_line_it_was_written_for(check_id: str) -> N
 def test_the_default_checks_run_none_of_it() -> None:
     """Upstream's defaults: the lesson's story and default checks never reach those lines."""
     variant = load_sglang(str(wheel(NEWEST)))
-    with traced() as lines:
+    with traced(PREFIX) as (lines, _called):
         for check in LESSON.checklist("mock"):
             if not check.configuration and not check.deep:
                 run_check(LESSON, check, variant, Options(quick=True))

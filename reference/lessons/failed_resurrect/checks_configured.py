@@ -37,6 +37,7 @@ messages), and what reaches the decode's control endpoint.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -142,20 +143,26 @@ def _shown(told: list[str]) -> str:
     return ", then ".join(told) if told else "nothing"
 
 
-def prefill_failure_told(variant: ModuleType, _options: Options) -> Observation:
+def _one_endpoint(variant: ModuleType, steps: Callable[[Any, Any], list[str]], held: str) -> Observation:
+    """Run `steps` on upstream's prefill manager with one decode endpoint; `bug` on any problem."""
     manager = variant.PrefillKVManager()
     endpoint = variant.DecodeEndpoint(manager)
     try:
-        problems = _failed_rooms(manager, endpoint) + _completed_room(manager, endpoint)
+        problems = steps(manager, endpoint)
     finally:
         endpoint.close()
         manager.close()
     if problems:
         return Observation("bug", f"{_named(variant)}: {'; '.join(problems)}")
-    return Observation(
-        "ok",
-        f"{_named(variant)}: a room the prefill failed was told Failed once and never ready (bootstrapped "
-        "before the failure and after it); a completed room was told ready, then Success",
+    return Observation("ok", f"{_named(variant)}: {held}")
+
+
+def prefill_failure_told(variant: ModuleType, _options: Options) -> Observation:
+    return _one_endpoint(
+        variant,
+        lambda manager, endpoint: _failed_rooms(manager, endpoint) + _completed_room(manager, endpoint),
+        "a room the prefill failed was told Failed once and never ready (bootstrapped before the failure "
+        "and after it); a completed room was told ready, then Success",
     )
 
 
@@ -164,11 +171,11 @@ REUSED = 4300  # the room of `reused-room-abort-acked`
 
 def _failed_send(manager: Any, endpoint: Any) -> list[str]:
     """A request of `REUSED` whose KV send fails (the engine reports it), then is aborted."""
+    import numpy as np  # the `[upstream]` extra: these checks run only on sglang
+
     sender = manager.open(REUSED)
     manager.deliver(endpoint.metadata(REUSED))
     manager.call(sender.init, 2, 0)
-    import numpy as np  # the `[upstream]` extra: these checks run only on sglang
-
     manager.call(sender.send, np.array([0, 1], dtype=np.int32))  # the transfer worker's send fails
     problems = []
     told = endpoint.told(REUSED, 1)
@@ -193,21 +200,17 @@ def _reused(manager: Any, endpoint: Any) -> list[str]:
     return []
 
 
+def _failed_send_then_reused(manager: Any, endpoint: Any) -> list[str]:
+    manager.deliver(endpoint.registration())
+    return _failed_send(manager, endpoint) + _reused(manager, endpoint)
+
+
 def reused_room_abort_acked(variant: ModuleType, _options: Options) -> Observation:
-    manager = variant.PrefillKVManager()
-    endpoint = variant.DecodeEndpoint(manager)
-    try:
-        manager.deliver(endpoint.registration())
-        problems = _failed_send(manager, endpoint) + _reused(manager, endpoint)
-    finally:
-        endpoint.close()
-        manager.close()
-    if problems:
-        return Observation("bug", f"{_named(variant)}: {'; '.join(problems)}")
-    return Observation(
-        "ok",
-        f"{_named(variant)}: a room whose send failed unsettled was told Failed and its abort never "
-        "acknowledged; the next request reusing the room, aborted with nothing sent, was acknowledged once",
+    return _one_endpoint(
+        variant,
+        _failed_send_then_reused,
+        "a room whose send failed unsettled was told Failed and its abort never acknowledged; the next "
+        "request reusing the room, aborted with nothing sent, was acknowledged once",
     )
 
 
