@@ -36,12 +36,12 @@ ABORT_NOT_TOLD = Edit(
 )
 NOT_OWNER_GOES_ON = Edit(
     "common/conn.py",
-    "            self.conclude_state = KVPoll.Failed\n            return\n"
-    "        if self.conclude_state != KVPoll.Failed:\n            self.kv_mgr.record_failure(self.bootstrap_room, "
-    '"Aborted by AbortReq.")\n',
-    "            self.conclude_state = KVPoll.Failed\n            pass\n"
-    "        if self.conclude_state != KVPoll.Failed:\n            self.kv_mgr.record_failure(self.bootstrap_room, "
-    '"Aborted by AbortReq.")\n',
+    "        if not self._owns_bootstrap_room:\n"
+    "            self.conclude_state = KVPoll.Failed\n"
+    "            return\n",
+    "        if not self._owns_bootstrap_room:\n"
+    "            self.conclude_state = KVPoll.Failed\n"
+    "            pass\n",
 )
 MUTANTS = {"ensure_abort_notified deleted": ABORT_NOT_TOLD, "not-owner return deleted": NOT_OWNER_GOES_ON}
 # (line, text) of 0.5.23's common/conn.py the check runs: the two mutated lines, and
@@ -49,7 +49,7 @@ MUTANTS = {"ensure_abort_notified deleted": ABORT_NOT_TOLD, "not-owner return de
 RUN = {
     (2958, "return"),
     (2963, "self.ensure_abort_notified()"),
-    (2577, "b\"BOOTSTRAP\","),
+    (2577, 'b"BOOTSTRAP",'),
 }
 
 

@@ -9,9 +9,13 @@ the prefill must hear of exactly when the request ends unfinished, and never aft
 request ended and its receiver was cleared:
 
 - a request the decode stops waiting for (its wait for the prefill's forward timed out,
-  or the scheduler aborted it while it waited) reads Failed and tells each prefill rank
-  once, so the rank drops the room instead of holding its KV until its own timeout; the
-  scheduler's aborts after that tell no rank again;
+  or the scheduler aborted it while it waited) reads Failed and, by then, has told each
+  prefill rank once, so the rank drops the room instead of holding its KV until its own
+  timeout; the scheduler's aborts and clear after that tell no rank again. "By the time
+  it reads Failed" is the timing `abort-reaches-prefill` (lesson `stale-bootstrap`) asks
+  of the default configuration's waiting timeout; under this policy upstream's `clear`
+  also tells a room not yet told (its cleanup), so a decode that told the prefill only
+  there would tell it one scheduler step later: this check calls that a bug;
 - a request that ended (Success) and was cleared, aborted late (a late callback), tells
   the prefill nothing: the room is over, and its id may already belong to the next
   request, which an ABORT for the room would drop on the prefill. The check reuses the
@@ -121,10 +125,13 @@ def _gave_up(world: _World, room: int, timed_out: bool) -> str:
     told = world.net.aborts[room]
     receiver.abort()
     receiver.abort()
+    receiver.clear()  # the scheduler's end of the request
     again = world.net.aborts[room]
-    receiver.clear()
     if told != 1 or again != told:
-        return f"room {room} {how}: its prefill rank told {told} ABORTs, {again} after two more aborts"
+        return (
+            f"room {room} {how}: its prefill rank told {told} ABORTs when it read Failed, {again} after two "
+            "more aborts and its clear"
+        )
     return ""
 
 
