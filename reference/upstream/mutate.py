@@ -227,7 +227,9 @@ _POOL_SECTIONS = (
 # mutants get the pool's sections too.
 EXPLORED_WITH: dict[str, tuple[tuple[str, str], ...]] = {
     "live-set-race": (("live-set-race", "every-affected-room-failed"), *_POOL_SECTIONS),
-    "stale-bootstrap": _POOL_SECTIONS,
+    # and a receiver's `_lifecycle_lock` (0.5.23, `prefill_complete`): the recompute
+    # callback's failure against the scheduler's poll
+    "stale-bootstrap": (*_POOL_SECTIONS, ("stale-bootstrap", "recompute-failure-vs-poll")),
     "failed-resurrect": (("failed-resurrect", "late-failed-after-clear"),),
 }
 Explored = dict[str, tuple[str, str]]  # "lesson/property" -> (verdict, symptom)

@@ -102,9 +102,10 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "traces (site-packages, C) nor splits (one step), so the lock stage's explorations cannot contend it"),
     ("remove a lock", r"_lifecycle_lock", "",
      "gap: `_lifecycle_lock` is a `nullcontext()` unless the manager defers decode allocation "
-     "(configuration `prefill_complete`, which no exploration of the lock stage runs in); there it is an "
-     "RLock keeping the prefill-recompute callback's abort (`_fail_prefill_recompute`) out of a poll, "
-     "which no lesson drives"),
+     "(configuration `prefill_complete`); there it is an RLock keeping the prefill-recompute callback's "
+     "abort (`_fail_prefill_recompute`) out of a poll, which the lock stage's `recompute-failure-vs-poll` "
+     "contends (a poll that read Success must not be followed by the request's failure); a removed "
+     "section it does not run (`clear`'s) is not contended"),
     ("remove a lock", r"", "",
      "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
      "no exploration of the lock stage (`mutate.py --explore-locks`, `EXPLORED_WITH`) contends it"),
