@@ -25,8 +25,9 @@ _ABORT_TOLD = (
     "#24522 wrote it; hardened holds the pages instead), so no check may require an ABORT on abort()"
 )
 _ABORT = (
-    f"gap: abort() telling the prefill ranks: {_ABORT_TOLD}; abort-reaches-prefill asks it of the waiting "
-    "timeout (each rank once) and that no abort repeat it"
+    f"gap: abort() telling the prefill ranks in the default configuration: {_ABORT_TOLD}; "
+    "abort-reaches-prefill asks it of the waiting timeout (each rank once) and that no abort repeat it, "
+    "rendezvous-abort-told (configuration `prefill_complete`, 0.5.23) of a bootstrapped request given up on"
 )
 
 _NO_RANKS = (
@@ -123,11 +124,9 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: dead-prefill-disconnected (stale-bootstrap) asks that each cached rank endpoint of a dead "
      "prefill be disconnected; this mutant still disconnects those in the scenario"),
     ("delete a statement", r"^return$", r"_owns_bootstrap_room",
-     "gap: a cleared receiver's late abort (configuration `prefill_complete`, check "
-     "retired-receiver-abort): without this return the abort goes on to `ensure_abort_notified`, which "
-     "sends only from a receiver whose `init` fetched bootstrap infos; that check's receivers run no "
-     "`init` (the reference prefill speaks no `prefill_complete` rendezvous: BOOTSTRAP, readiness), so "
-     "nothing more happens there"),
+     "gap: a cleared receiver's late abort (configuration `prefill_complete`): retired-receiver-abort "
+     "asks that it leave the room alone, rendezvous-abort-told that it tell the prefill nothing (its "
+     "receivers' `init` fetched the prefill's ranks); this mutant does both there"),
     ("", r"", r"_owns_bootstrap_room",
      "gap: a receiver that does not own its room (configuration `prefill_complete`, check "
      "retired-receiver-abort); this mutant keeps what that check reads"),
