@@ -73,6 +73,29 @@ def test_a_removed_pool_lock_is_bug_where_the_unmutated_tree_is_ok(version, tmp_
         assert symptom in said, said
 
 
+RECOMPUTE = ("stale-bootstrap", "recompute-failure-vs-poll")
+
+
+@pytest.mark.slow  # three explorations in child processes under frontrun
+@pytest.mark.timeout(240)
+def test_the_removed_lifecycle_lock_of_poll_is_bug_where_the_unmutated_tree_is_ok(tmp_path) -> None:
+    """0.5.23, configuration `prefill_complete`: without `poll`'s `_lifecycle_lock` the
+    scheduler's poll reads Success between the recompute callback's check and its abort,
+    which then records a failure for that request. 0.5.19 has neither (unknown)."""
+    from upstream_wheels import wheel
+
+    key = "/".join(RECOMPUTE)
+    status, unmutated, note = explore_run(_tree(wheel("0.5.23"), tmp_path / "unmutated"), (RECOMPUTE,), 120.0)
+    assert (status, unmutated[key][0]) == ("ran", "ok"), (unmutated, note)
+    mutant = _lock_mutant(wheel("0.5.23"), "CommonKVReceiver.poll", "return self._poll()")
+    tree = _tree(wheel("0.5.23"), tmp_path / "mutant", mutant)
+    status, found, note = explore_run(tree, (RECOMPUTE,), 120.0)
+    assert (status, found[key][0]) == ("ran", "bug"), (found, note)
+    assert "poll read Success, then the recompute callback failed the request" in found[key][1]
+    status, older, note = explore_run(_tree(wheel("0.5.19"), tmp_path / "older"), (RECOMPUTE,), 120.0)
+    assert (status, older[key][0]) == ("ran", "unknown"), (older, note)
+
+
 def _canned(baseline: dict[str, tuple[str, str]], got: dict[str, tuple[str, str]], monkeypatch) -> str:
     monkeypatch.setattr(mutate, "explore_run", lambda tree, pairs, timeout: ("ran", got, ""))
     mutant = Mutant("common/conn.py", "C.m", 1, "remove a lock", "with self.lock:", "", "stale-bootstrap")

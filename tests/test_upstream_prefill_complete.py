@@ -176,3 +176,34 @@ def test_the_prefill_runs_mooncakes_own_transfer_worker() -> None:
 def test_not_offered_before_the_policy() -> None:
     offered = load_sglang(str(wheel("0.5.19"))).module.CONFIGURATIONS
     assert CONFIGURATION not in offered and "deferred_release" not in offered
+
+
+# mooncake's sender given a method the prefill-side checks drive, as 0.5.22's has (its own
+# `__init__`, `send`, `poll`, `abort`): the adapter's `CommonKVSender` would not be it.
+SENDER_POLLS = Edit(
+    "mooncake/conn.py",
+    "class MooncakeKVSender(CommonKVSender):\n    supports_host_tensor_indices = True\n",
+    "class MooncakeKVSender(CommonKVSender):\n    supports_host_tensor_indices = True\n\n"
+    "    def poll(self):\n        return super().poll()\n",
+)
+# its `send` doing more than calling `CommonKVSender.send` (0.5.22's enqueues the transfer itself)
+SENDER_SENDS = Edit(
+    "mooncake/conn.py",
+    "        super().send(\n            kv_indices=kv_indices,\n",
+    "        self._record_transfer_indices(kv_indices, state_indices)\n"
+    "        super().send(\n            kv_indices=kv_indices,\n",
+)
+
+
+SENDERS = {"own-poll": SENDER_POLLS, "send-does-more": SENDER_SENDS}
+
+
+@pytest.mark.parametrize("name", sorted(SENDERS))
+def test_not_offered_where_mooncakes_sender_is_not_commons(name: str, trees: Path) -> None:
+    """The prefill side runs `CommonKVSender` for mooncake's sender (its module does not
+    load here); a release whose mooncake sender has its own code for a method the checks
+    drive offers neither configuration (0.5.22: `ci/upstream.sh --all`)."""
+    path = make_tree(wheel(NEWEST), trees / f"sender-{name}", (SENDERS[name],))
+    offered = load_sglang(str(path)).module.CONFIGURATIONS
+    assert CONFIGURATION not in offered and "deferred_release" not in offered
+    assert "mla" in offered and "staging" in offered

@@ -33,12 +33,16 @@ only in another setting, which upstream's own server also runs:
   rendezvous table `update_status` tells the decode of a failed room through.
 
 A configuration is offered for a release only where that release has the code it
-drives (`offered`); every check that runs in one names it (`Check.configuration`) and
-its symptom starts with the configuration's name.
+drives (`offered`): `prefill_complete` and `deferred_release` also need mooncake's sender
+to leave every method the prefill-side checks drive to `CommonKVSender`, which the
+adapter runs in its place (`prefill.py`; 0.5.23; 0.5.22's mooncake sender has its own
+`send`, `poll` and `abort`, so neither is offered there). Every check that runs in one
+names it (`Check.configuration`) and its symptom starts with the configuration's name.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -107,11 +111,60 @@ def offered(load: UpstreamLoad) -> dict[str, Configuration]:
         manager = load.get("MooncakeKVManager")
         if hasattr(manager, "register_staging_room_bootstrap") and hasattr(manager, "_handle_staging_req"):
             found["staging"] = STAGING
-    if _defers_allocation(load):
+    # Both offer upstream's prefill side, whose sender the adapter runs as `CommonKVSender`.
+    sender_is_common = _sender_is_common(load)
+    if sender_is_common and _defers_allocation(load):
         found["prefill_complete"] = PREFILL_COMPLETE
-    if _defers_release(load):
+    if sender_is_common and _defers_release(load):
         found["deferred_release"] = DEFERRED_RELEASE
     return found
+
+
+# The sender methods the prefill-side checks drive (`prefill.py`, `checks_configured.py`).
+SENDER_DRIVEN = ("__init__", "init", "send", "poll", "abort", "mark_prefill_complete", "clear")
+
+
+def _sender_is_common(load: UpstreamLoad) -> bool:
+    """Whether mooncake's sender runs `CommonKVSender`'s own code for every method the
+    checks drive, so that the adapter's stand-in (`CommonKVSender`: mooncake's module does
+    not load here) is mooncake's sender: it overrides none of them but `send`, and its
+    `send` only calls `super().send` (0.5.23). In 0.5.22 mooncake's sender has its own
+    `__init__`, `send` (the transfer request; Common's is `pass`), `poll` and `abort`."""
+    files = load.where("MooncakeKVSender")
+    if not files or not load.has("CommonKVSender"):
+        return False
+    tree = ast.parse(load.source.read(files[0]) or "")
+    sender = next(
+        (node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "MooncakeKVSender"),
+        None,
+    )
+    if sender is None:
+        return False
+    methods = {node.name: node for node in sender.body if isinstance(node, ast.FunctionDef)}
+    send = methods.get("send")
+    if send is not None and not _only_delegates(send):
+        return False
+    return not (set(methods) - {"send"}) & set(SENDER_DRIVEN)
+
+
+def _only_delegates(method: ast.FunctionDef) -> bool:
+    """`def m(...): super().m(...)` (a docstring aside), and nothing else."""
+    body = [
+        node
+        for node in method.body
+        if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    ]
+    if len(body) != 1 or not isinstance(body[0], (ast.Expr, ast.Return)) or body[0].value is None:
+        return False
+    call = body[0].value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == method.name
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+    )
 
 
 def _defers_release(load: UpstreamLoad) -> bool:

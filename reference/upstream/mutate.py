@@ -227,7 +227,9 @@ _POOL_SECTIONS = (
 # mutants get the pool's sections too.
 EXPLORED_WITH: dict[str, tuple[tuple[str, str], ...]] = {
     "live-set-race": (("live-set-race", "every-affected-room-failed"), *_POOL_SECTIONS),
-    "stale-bootstrap": _POOL_SECTIONS,
+    # and a receiver's `_lifecycle_lock` (0.5.23, `prefill_complete`): the recompute
+    # callback's failure against the scheduler's poll
+    "stale-bootstrap": (*_POOL_SECTIONS, ("stale-bootstrap", "recompute-failure-vs-poll")),
     "failed-resurrect": (("failed-resurrect", "late-failed-after-clear"),),
 }
 Explored = dict[str, tuple[str, str]]  # "lesson/property" -> (verdict, symptom)
@@ -537,6 +539,19 @@ checks: 24 and 28 again, 20 (the reset of a poisoned room deleted from `update_s
 17 (Failed's terminal `return` deleted) killed, the other five survive. 0.5.19 offers neither
 configuration (no deferred allocation, no poisoned rooms), so none of its survivors can meet
 these checks.
+Then a fifth, `rendezvous-abort-told` (configuration `prefill_complete`,
+`lessons/failed_resurrect/checks_rendezvous.py`): decode receivers whose `init` really fetched
+the prefill's ranks and sent its BOOTSTRAP (a reference prefill whose bootstrap server
+announces the policy); a request given up on (its wait for the prefill's forward timed out,
+or aborted while waiting) has told each rank once when it reads Failed, and a request that
+ended and was cleared tells nothing when aborted late, its room's id reused or not. 0.5.23's
+19 non-equivalent survivors were judged again with every check (`--resume --only`, `--deep
+--explore-locks`, JOBS=1, 2026-12-06 at `0180ba5`, load average 4.5 to 6.5, 10.5 min): 27
+(`ensure_abort_notified()` deleted from `abort()`: the prefill hears of the request only at
+its `clear`, which tells a room not yet told under this policy) and 29 (the not-owner
+`return` deleted: a cleared receiver's late abort sends an ABORT for the room) killed, the
+other seventeen survive; 187 (poll's `_lifecycle_lock`) then fell to the lock stage's new
+exploration (below).
 
 The lock stage (`--explore-locks`, on in `ci/upstream_mutation.sh`): the default run
 scripts one interleaving (hooks), so a removed lock is never contended there. A survivor
@@ -566,12 +581,21 @@ eviction deletes the key between its check and its `del`: KeyError), of
 RuntimeError) and of the fill's `setdefault` (RuntimeError: dictionary changed size during
 iteration, in the heartbeat) are killed on both releases, after 2 to 3 interleavings; the
 socket locks of mooncake's `send_metadata` and `_register_kv_args` (0.5.19) and 0.5.23's
-`poll` hold under both sections.
+`poll` hold under both sections. A third section, `recompute-failure-vs-poll`
+(0.5.23, configuration `prefill_complete`: the receiver's `_lifecycle_lock`, a
+`nullcontext()` in the default configuration): one thread lands the prefill's Success and
+polls, the other runs the prefill-recompute callback's failure (`_fail_prefill_recompute`);
+a poll that read Success must not be followed by the request's failure. All 2 interleavings
+hold on the unmodified tree; without `poll`'s lock the poll reads Success between the
+callback's check and its abort, which records a failure for the finished request (`bug`
+after 4). Judged on 0.5.23's 187 (`--resume --only 187`, `--deep --explore-locks`, JOBS=1,
+2026-12-06 at `69bdb3b`, load average 4.2 to 5.0, 1.8 min): killed. 0.5.19 has no such
+lock or callback (`unknown` there, mutant and unmodified tree alike): its two lock
+survivors judged again with it (`--only 155 --only 192`) still survive.
 A removed lock whose section no thread can split (one C-level dict operation, or a lock
 only the heartbeat thread takes) is equivalent (`survivors.UNCONTENDED`); the per-endpoint
-socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits) and
-0.5.23's `_lifecycle_lock` (a `nullcontext()` unless decode allocation is deferred) stay
-gaps, with those reasons.
+socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits)
+stays a gap, with that reason.
 """
 
 

@@ -41,7 +41,9 @@ Adapter code (this file), and why:
   (upstream's own `AbortNotification`);
 - the sender is `CommonKVSender` (its mooncake subclass does not load here: its module
   defines it with trace stages the tracing stand-in lacks; mooncake's `send` only calls
-  `CommonKVSender.send`).
+  `CommonKVSender.send`). The configurations are offered only where that holds
+  (`configs._sender_is_common`: mooncake's sender overrides no method the checks drive but
+  a `send` that only delegates; not 0.5.22, whose sender enqueues in its own `send`).
 """
 
 from __future__ import annotations

@@ -25,8 +25,9 @@ _ABORT_TOLD = (
     "#24522 wrote it; hardened holds the pages instead), so no check may require an ABORT on abort()"
 )
 _ABORT = (
-    f"gap: abort() telling the prefill ranks: {_ABORT_TOLD}; abort-reaches-prefill asks it of the waiting "
-    "timeout (each rank once) and that no abort repeat it"
+    f"gap: abort() telling the prefill ranks in the default configuration: {_ABORT_TOLD}; "
+    "abort-reaches-prefill asks it of the waiting timeout (each rank once) and that no abort repeat it, "
+    "rendezvous-abort-told (configuration `prefill_complete`, 0.5.23) of a bootstrapped request given up on"
 )
 
 _NO_RANKS = (
@@ -102,9 +103,10 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "traces (site-packages, C) nor splits (one step), so the lock stage's explorations cannot contend it"),
     ("remove a lock", r"_lifecycle_lock", "",
      "gap: `_lifecycle_lock` is a `nullcontext()` unless the manager defers decode allocation "
-     "(configuration `prefill_complete`, which no exploration of the lock stage runs in); there it is an "
-     "RLock keeping the prefill-recompute callback's abort (`_fail_prefill_recompute`) out of a poll, "
-     "which no lesson drives"),
+     "(configuration `prefill_complete`); there it is an RLock keeping the prefill-recompute callback's "
+     "abort (`_fail_prefill_recompute`) out of a poll, which the lock stage's `recompute-failure-vs-poll` "
+     "contends (a poll that read Success must not be followed by the request's failure); a removed "
+     "section it does not run (`clear`'s) is not contended"),
     ("remove a lock", r"", "",
      "gap: the default run scripts one interleaving (hooks), so a removed lock is never contended; "
      "no exploration of the lock stage (`mutate.py --explore-locks`, `EXPLORED_WITH`) contends it"),
@@ -122,11 +124,9 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: dead-prefill-disconnected (stale-bootstrap) asks that each cached rank endpoint of a dead "
      "prefill be disconnected; this mutant still disconnects those in the scenario"),
     ("delete a statement", r"^return$", r"_owns_bootstrap_room",
-     "gap: a cleared receiver's late abort (configuration `prefill_complete`, check "
-     "retired-receiver-abort): without this return the abort goes on to `ensure_abort_notified`, which "
-     "sends only from a receiver whose `init` fetched bootstrap infos; that check's receivers run no "
-     "`init` (the reference prefill speaks no `prefill_complete` rendezvous: BOOTSTRAP, readiness), so "
-     "nothing more happens there"),
+     "gap: a cleared receiver's late abort (configuration `prefill_complete`): retired-receiver-abort "
+     "asks that it leave the room alone, rendezvous-abort-told that it tell the prefill nothing (its "
+     "receivers' `init` fetched the prefill's ranks); this mutant does both there"),
     ("", r"", r"_owns_bootstrap_room",
      "gap: a receiver that does not own its room (configuration `prefill_complete`, check "
      "retired-receiver-abort); this mutant keeps what that check reads"),

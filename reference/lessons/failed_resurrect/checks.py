@@ -29,6 +29,7 @@ from reference.harness.checks import Check
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.lessons.failed_resurrect import checks_configured as configured
+from reference.lessons.failed_resurrect import checks_rendezvous as rendezvous
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
@@ -178,5 +179,14 @@ CHECKS = (
         f"KV release the ABORT_ACK promises the decode's pages are no longer written ({PR})",
         configured.acked_abort_stays_failed,
         configuration="deferred_release",
+    ),
+    Check(
+        "rendezvous-abort-told",
+        "a bootstrapped request given up on tells its prefill rank once; one that ended, aborted late, never",
+        "CommonKVReceiver.abort under prefill_complete (0.5.23): the wait for the prefill's forward ends in "
+        "abort(), which tells the prefill; a cleared receiver no longer owns its room, so its late abort "
+        f"tells nothing ({PR})",
+        rendezvous.rendezvous_abort_told,
+        configuration="prefill_complete",
     ),
 )
