@@ -5,8 +5,10 @@ the mooncake, mori and nixl `send_metadata`) and its description. Each check run
 the mock transport against any variant, through the variant protocol only; the
 scenarios are in `checks_triggers.py`, `checks_sharing.py`, `checks_abort.py` and
 `checks_dead.py`, their world in `check_world.py` and `scripted.py`. What the
-simulation's invariants state (a failed send or waiting timeout drops its entry, the
-next request re-fetches, at most one failure per key) is not repeated here. The
+simulation's invariants state over generated restarts (a failed send or waiting timeout
+drops its entry, the next request re-fetches, at most one failure per key) is asked here
+only where the simulation cannot reach: a send error through upstream's own receiver
+(`failure-recorded`'s send path, fail-fast sockets). The
 lesson's README has the table.
 """
 
@@ -23,19 +25,6 @@ PR = "https://github.com/sgl-project/sglang/pull/36029"
 HUNKS = f"{PR}/files"
 
 CHECKS = (
-    Check(
-        "fetch-failure-invalidates",
-        "a failed GET /route drops the entries the receiver already filled for its other CP ranks",
-        f"_setup_bootstrap_infos hunk: a fetch failure calls invalidate_cached_bootstrap_infos() ({HUNKS})",
-        triggers.fetch_failure_invalidates,
-    ),
-    Check(
-        "registration-failure-invalidates",
-        "a failed KV-args registration fails the request and leaves none of its entries cached",
-        f'PR description: "On registration failure ... remove only entries that still match"; '
-        f"_setup_bootstrap_infos hunk: invalidate, then return ({HUNKS})",
-        triggers.registration_failure_invalidates,
-    ),
     Check(
         "connect-failure-contained",
         "a connect that raises fails the request (nothing escapes to the caller) and drops the entry",
@@ -76,8 +65,11 @@ CHECKS = (
     ),
     Check(
         "failure-recorded",
-        "a request failed by a fetch, registration, send or waiting timeout carries its recorded reason",
-        f"each failure path of the PR's hunks: record_failure, update_status(Failed), invalidate ({HUNKS})",
+        "a request failed by a fetch (also on CP rank 1 after rank 0 was filled), a registration, a send "
+        "or its waiting timeout leaves no entry naming a dead port cached and carries its recorded reason",
+        f'PR description: "On registration failure, metadata-send failure, or waiting timeout, remove only '
+        f"entries that still match\"; each failure path of the PR's hunks: invalidate, record_failure, "
+        f"update_status(Failed) ({HUNKS})",
         triggers.failure_recorded,
     ),
     Check(

@@ -1,10 +1,13 @@
 """Checks: the places PR #36029 invalidates that the simulation does not reach, on any variant.
 
-A send that fails and a waiting timeout (the story's path) drop the entry they used: that
-is the simulation's `failed-entry-invalidated` (`reference/sim/invariants.py`) over
-generated restarts and socket options, and the story's. Here: a fetch or a registration
-failing on CP rank 1 after rank 0 was filled, a connect that raises, and the failure
-record of each path. Receivers are driven only through the variant protocol.
+`failure_recorded` fails a request each way the PR's hunks handle (a first fetch, a fetch
+on CP rank 1 after rank 0 was filled, a registration on CP rank 1, a send, the waiting
+timeout) and asks the same of each: no cached key names a port of the dead process, and
+a request that failed has its reason recorded and stays Failed. The send path needs
+fail-fast sockets: it is the one place a send error goes through the receiver's `except`
+(upstream's own, with `--sglang`), which the simulation's upstream runs, on upstream's
+sockets, never reach. `connect_failure_contained`: a connect that raises. Receivers are
+driven only through the variant protocol.
 
 A failure can be swallowed below the receiver (upstream's adapter, like ZMQ with
 `IMMEDIATE=0`, never raises on a send): then the request ends on its waiting timeout
@@ -43,14 +46,6 @@ def judged(body: Body) -> Body:
     return run
 
 
-def _left(world: CheckWorld, dead: list[int], how: str) -> Observation:
-    """The verdict once a receiver met the dead process: `how` it went; `dead` the gone ports."""
-    stale = world.stale(dead)
-    if stale:
-        return Observation("bug", f"{how}, but connection_pool still caches the dead ports: {show(stale)}")
-    return Observation("ok", f"{how}; no cached key names a dead port (cached now: {show(world.ports())})")
-
-
 def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tuple[KVPoll, str]:
     """How the request ended: at once, or (the failure swallowed below the receiver, or the
     variant waiting for the prefill) after its waiting timeout; `path` is what was done to it."""
@@ -65,37 +60,6 @@ def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tu
         f"{path}: request not ended at once (a failure swallowed, or a wait), {status.name} at "
         "its waiting timeout",
     )
-
-
-@judged
-def fetch_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
-    """cp 0 is filled (fetched, registered, cached); the prefill dies as cp 1's route is fetched."""
-    with check_world(variant, "upstream", cp=2) as world:
-        prefill = world.prefills[0]
-        dead = prefill.rank_ports
-        world.net.at("route", world.beside(prefill.kill), cp=1)
-        receiver = world.open()
-        if world.net.pending:
-            return Observation("unknown", "the receiver never fetched cp rank 1's route")
-        status = KVPoll(receiver.poll())
-        return _left(world, dead, f"the prefill died as cp rank 1's route was fetched: request {status.name}")
-
-
-@judged
-def registration_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
-    """cp 0 is filled; cp 1's route names a port, then the prefill restarts: registering there fails."""
-    with check_world(variant, "fail-fast", cp=2) as world:
-        prefill = world.prefills[0]
-        dead = prefill.rank_ports
-        world.net.at("route", world.beside(prefill.restart), cp=1, after=True)
-        receiver = world.open()
-        if world.net.pending:
-            return Observation("unknown", "the receiver never fetched cp rank 1's route")
-        path = f"registering with cp rank 1 at stale port {dead[1]} failed (fail-fast sockets)"
-        status, how = _ended(world, receiver, path, sent=False)
-        if status not in DONE:
-            return Observation("bug", f"{how}: the request never ended")
-        return _left(world, dead, how)
 
 
 @judged
@@ -135,9 +99,16 @@ def _fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
     return world.open(), "GET /route of a dead prefill failed", False
 
 
+def _later_fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    """cp 0 is filled (fetched, registered, cached); the prefill dies as cp 1's route is fetched."""
+    world.net.at("route", world.beside(world.prefills[0].kill), cp=1)
+    return world.open(), "the prefill died as cp rank 1's route was fetched", False
+
+
 def _registration_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    """cp 0 is filled; cp 1's route names a port, then the prefill restarts: registering there fails."""
     world.net.at("route", world.beside(world.prefills[0].restart), cp=1, after=True)
-    return world.open(), "registering with a restarted cp rank failed (fail-fast sockets)", False
+    return world.open(), "registering with a restarted cp rank 1 failed (fail-fast sockets)", False
 
 
 def _send_failed(world: CheckWorld) -> tuple[Any, str, bool]:
@@ -155,6 +126,7 @@ def _timed_out(world: CheckWorld) -> tuple[Any, str, bool]:
 # (what fails, sockets, cp ranks, whether the manager's own status must say Failed)
 _FAILURES = (
     (_fetch_failed, "upstream", 1, True),
+    (_later_fetch_failed, "upstream", 2, True),
     (_registration_failed, "fail-fast", 2, True),
     (_send_failed, "fail-fast", 1, False),  # the receiver's own latch may carry it alone
     (_timed_out, "upstream", 1, True),
@@ -167,17 +139,23 @@ def _late_success(world: CheckWorld, receiver: Any) -> None:
     world.manager.update_status(receiver.bootstrap_room, KVPoll.Success)
 
 
-def _one_failure(variant: ModuleType, failure: tuple) -> str:
-    """The problem ("" if none) of one way to fail."""
+def _one_failure(variant: ModuleType, failure: tuple) -> str | None:
+    """The problem ("" if none) of one way to fail; None if the receiver never took the
+    call the failure was scripted at (cp rank 1's route)."""
     make, sockets, cp, status_too = failure
     with check_world(variant, sockets, cp=cp) as world:
+        dead = world.prefills[0].rank_ports
         receiver, path, sent = make(world)
+        if world.net.pending:
+            return None
         room = receiver.bootstrap_room
         status, how = _ended(world, receiver, path, sent=sent)
         record = world.manager.failure_records.get(room)
         kept = world.manager.request_status.get(room)
         if status not in DONE:
             return f"{how}: never ended"
+        if world.stale(dead):
+            return f"{how}, but connection_pool still caches the dead ports: {show(world.stale(dead))}"
         if status != KVPoll.Failed:
             return ""  # recovered by itself
         if not record:
@@ -193,21 +171,21 @@ def _one_failure(variant: ModuleType, failure: tuple) -> str:
 
 @judged
 def failure_recorded(variant: ModuleType, options: Options) -> Observation:
-    """Each way PR #36029's paths fail a request leaves the reason the scheduler reports
-    (`failure_records`), and, where the failure is the room's own end, its status Failed
-    in the manager (what the heartbeat and a late status read); a request its own failure
-    path failed at once stays Failed when a late Success for its room arrives. A variant
-    that recovers by itself (Success) passes: the check is about a request that fails."""
-    problems, seen = [], 0
-    for failure in _FAILURES:
-        problem = _one_failure(variant, failure)
-        seen += 1
-        if problem:
-            problems.append(problem)
+    """Each way PR #36029's paths fail a request leaves no cached entry naming a dead port,
+    and the reason the scheduler reports (`failure_records`), and, where the failure is the
+    room's own end, its status Failed in the manager (what the heartbeat and a late status
+    read); a request its own failure path failed at once stays Failed when a late Success
+    for its room arrives. A variant that recovers by itself (Success) passes the record
+    and status part: they are about a request that fails."""
+    found = [_one_failure(variant, failure) for failure in _FAILURES]
+    problems = [problem for problem in found if problem]
     if problems:
         return Observation("bug", "; ".join(problems))
+    if None in found:
+        return Observation("unknown", "the receiver never fetched cp rank 1's route")
     return Observation(
         "ok",
-        f"{seen} ways to fail (fetch, registration, send, waiting timeout): each Failed with its "
-        "reason recorded and kept Failed past a late Success, or recovered",
+        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout): "
+        "no cached entry names a dead port, and each Failed with its reason recorded and kept "
+        "Failed past a late Success, or recovered",
     )
