@@ -41,7 +41,7 @@ def every_affected_room_failed(variant: ModuleType, _options: Options) -> Observ
     """Two prefills die; status threads discard rooms of theirs at each position of the
     handler's loop (two on the first prefill, after rooms `at` and `at + 1`): every room
     waiting on either is Failed, no succeeded room flips, and no thread raises."""
-    problems, placed, hung = [], 0, []
+    problems, placed, hung, died_at, died = [], 0, [], [], set()
     for at in POSITIONS:
         with thread_errors() as errors:
             hooks, manager, (a, b, _c) = build(
@@ -63,8 +63,12 @@ def every_affected_room_failed(variant: ModuleType, _options: Options) -> Observ
             problems.append(f"after room {at}: {len(lost)} of 8 left un-failed")
         if flipped:
             problems.append(f"after room {at}: succeeded rooms {flipped} no longer Success")
-        if errors.errors:
-            problems.append(f"after rooms {at}, {at + 1}: a thread died: {errors.describe()}")
+        died_at += [at] if errors.errors else []
+        died |= {f"{name}: {type(e).__name__}: {e}" for name, e in errors.errors}
+    if died_at:
+        problems.append(
+            f"a thread died with discards after rooms k, k + 1 for k in {died_at} ({'; '.join(sorted(died))})"
+        )
     if problems:
         return Observation("bug", f"by where the discards landed: {'; '.join(problems)}")
     if hung:
