@@ -26,12 +26,6 @@ HUNKS = f"{PR}/files"
 
 CHECKS = (
     Check(
-        "connect-failure-contained",
-        "a connect that raises fails the request (nothing escapes to the caller) and drops the entry",
-        f"_register_kv_args and send_metadata hunks: the connect moved inside the try ({HUNKS})",
-        triggers.connect_failure_contained,
-    ),
-    Check(
         "other-prefill-survives",
         "a failure on one prefill leaves another prefill's cache entries and costs it no fetch",
         f'PR description: "remove only entries that still match that generation" ({PR})',
@@ -65,11 +59,13 @@ CHECKS = (
     ),
     Check(
         "failure-recorded",
-        "a request failed by a fetch (also on CP rank 1 after rank 0 was filled), a registration, a send "
-        "or its waiting timeout leaves no entry naming a dead port cached and carries its recorded reason",
+        "a request failed by a fetch (also on CP rank 1 after rank 0 was filled), a registration, a send, "
+        "its waiting timeout or a connect that raises leaves no entry naming a port it failed on cached, "
+        "nothing escapes to the caller, and it carries its recorded reason",
         f'PR description: "On registration failure, metadata-send failure, or waiting timeout, remove only '
         f"entries that still match\"; each failure path of the PR's hunks: invalidate, record_failure, "
-        f"update_status(Failed) ({HUNKS})",
+        f"update_status(Failed); _register_kv_args and send_metadata: the connect moved inside the try "
+        f"({HUNKS})",
         triggers.failure_recorded,
     ),
     Check(

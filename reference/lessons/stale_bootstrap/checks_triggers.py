@@ -2,23 +2,25 @@
 
 `failure_recorded` fails a request each way the PR's hunks handle (a first fetch, a fetch
 on CP rank 1 after rank 0 was filled, a registration on CP rank 1, a send, the waiting
-timeout) and asks the same of each: no cached key names a port of the dead process, and
-a request that failed has its reason recorded and stays Failed. The send path needs
-fail-fast sockets: it is the one place a send error goes through the receiver's `except`
-(upstream's own, with `--sglang`), which the simulation's upstream runs, on upstream's
-sockets, never reach. `connect_failure_contained`: a connect that raises. Receivers are
-driven only through the variant protocol.
+timeout, a connect that raises for a registration or a send) and asks the same of each:
+no cached key names a port of the process it failed on, and a request that failed has
+its reason recorded and stays Failed. The send path needs fail-fast sockets: it is the
+one place a send error goes through the receiver's `except` (upstream's own, with
+`--sglang`), which the simulation's upstream runs, on upstream's sockets, never reach.
+Receivers are driven only through the variant protocol.
 
 A failure can be swallowed below the receiver (upstream's adapter, like ZMQ with
 `IMMEDIATE=0`, never raises on a send): then the request ends on its waiting timeout
 instead, and the symptom says that the path asked for was not taken. The verdict is
 about the cache, whatever the request's end (Failed, or Success for a variant that
-recovers by itself); a request that never ends, even past its timeout, is a bug.
+recovers by itself); a request that never ends, even past its timeout, is a bug, and so
+is a transport error that escapes into the caller.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from types import ModuleType
 from typing import Any
@@ -62,38 +64,6 @@ def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tu
     )
 
 
-@judged
-def connect_failure_contained(variant: ModuleType, options: Options) -> Observation:
-    """A connect that raises (EMFILE), first for a registration, then for a metadata send."""
-    with check_world(variant, "upstream") as world:
-        endpoint = world.prefills[0].endpoints[0]
-        world.net.refused.add(endpoint)
-        first = world.open()
-        status, how = _ended(world, first, "connect for the registration failed", sent=False)
-        if status != KVPoll.Failed:
-            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
-        if world.ports():
-            return Observation("bug", f"{how}, yet the entry was cached: {show(world.ports())}")
-        first.clear()
-        world.net.refused.clear()
-        world.request()
-        cached = world.ports()
-        world.net.refused.add(endpoint)
-        receiver = world.open()
-        world.send(receiver)
-        status, how = _ended(world, receiver, "connect for send_metadata failed")
-        if status != KVPoll.Failed:
-            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
-        left = {k: v for k, v in world.ports().items() if cached.get(k) == v}
-        if left:
-            return Observation("bug", f"{how}, but the entry it used is still cached: {show(left)}")
-        return Observation(
-            "ok",
-            f"a failing connect ({world.net.connect_refusals} refusals) failed the request and left nothing "
-            "it used cached",
-        )
-
-
 def _fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
     world.prefills[0].kill()
     return world.open(), "GET /route of a dead prefill failed", False
@@ -123,13 +93,40 @@ def _timed_out(world: CheckWorld) -> tuple[Any, str, bool]:
     return _send_failed(world)[0], "metadata to stale ports vanished (upstream sockets)", True
 
 
-# (what fails, sockets, cp ranks, whether the manager's own status must say Failed)
-_FAILURES = (
-    (_fetch_failed, "upstream", 1, True),
-    (_later_fetch_failed, "upstream", 2, True),
-    (_registration_failed, "fail-fast", 2, True),
-    (_send_failed, "fail-fast", 1, False),  # the receiver's own latch may carry it alone
-    (_timed_out, "upstream", 1, True),
+def _registration_connect_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.net.refused.add(world.prefills[0].endpoints[0])
+    return world.open(), "the connect for the registration raised (EMFILE)", False
+
+
+def _send_connect_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.request()
+    world.net.refused.add(world.prefills[0].endpoints[0])
+    receiver = world.open()
+    world.send(receiver)
+    return receiver, "the connect for send_metadata raised (EMFILE)", True
+
+
+@dataclass(frozen=True)
+class Way:
+    """One way to fail a request: what fails it, on which sockets and CP size, whether the
+    manager's own status must say Failed, and whether it must fail (a connect that keeps
+    raising leaves no way to succeed; after a restart a variant may recover)."""
+
+    make: Callable[[CheckWorld], tuple[Any, str, bool]]
+    sockets: str = "upstream"
+    cp: int = 1
+    status_too: bool = True
+    must_fail: bool = False
+
+
+_WAYS = (
+    Way(_fetch_failed),
+    Way(_later_fetch_failed, cp=2),
+    Way(_registration_failed, "fail-fast", cp=2),
+    Way(_send_failed, "fail-fast", status_too=False),  # the receiver's own latch may carry it alone
+    Way(_timed_out),
+    Way(_registration_connect_failed, must_fail=True),
+    Way(_send_connect_failed, status_too=False, must_fail=True),
 )
 
 
@@ -139,37 +136,48 @@ def _late_success(world: CheckWorld, receiver: Any) -> None:
     world.manager.update_status(receiver.bootstrap_room, KVPoll.Success)
 
 
-def _one_failure(variant: ModuleType, failure: tuple) -> str | None:
-    """The problem ("" if none) of one way to fail; None if the receiver never took the
-    call the failure was scripted at (cp rank 1's route)."""
-    make, sockets, cp, status_too = failure
-    with check_world(variant, sockets, cp=cp) as world:
-        dead = world.prefills[0].rank_ports
-        receiver, path, sent = make(world)
-        if world.net.pending:
-            return None
-        room = receiver.bootstrap_room
-        status, how = _ended(world, receiver, path, sent=sent)
-        record = world.manager.failure_records.get(room)
-        kept = world.manager.request_status.get(room)
-        if status not in DONE:
-            return f"{how}: never ended"
-        if world.stale(dead):
-            return f"{how}, but connection_pool still caches the dead ports: {show(world.stale(dead))}"
-        if status != KVPoll.Failed:
-            return ""  # recovered by itself
-        if not record:
-            return f"{how}, with no failure record for room {room}"
-        if status_too and (kept is None or KVPoll(int(kept)) != KVPoll.Failed):
-            return f"{how}, but the manager's status of room {room} is {kept}"
-        if not how.endswith(" at once"):  # 0.5.19's waiting timeout does not latch (0.5.23's does)
-            return ""
-        _late_success(world, receiver)
-        after = KVPoll(receiver.poll())
-        return f"{how}; then a late Success for the room turned it {after.name}" if after != status else ""
+def _one_failure(variant: ModuleType, way: Way) -> str | None:
+    """The problem ("" if none) of one way to fail; None if it found none and the receiver
+    never took the call the failure was scripted at (cp rank 1's route)."""
+    with check_world(variant, way.sockets, cp=way.cp) as world:
+        failed_on = world.prefills[0].rank_ports  # the ports of the process it fails on
+        receiver, path, sent = way.make(world)
+        pending = bool(world.net.pending)
+        problem = _judged_end(world, way, receiver, *_ended(world, receiver, path, sent=sent), failed_on)
+    return None if pending and not problem else problem
 
 
-@judged
+def _judged_end(
+    world: CheckWorld, way: Way, receiver: Any, status: KVPoll, how: str, failed_on: list[int]
+) -> str:
+    room = receiver.bootstrap_room
+    record = world.manager.failure_records.get(room)
+    kept = world.manager.request_status.get(room)
+    if status not in DONE:
+        return f"{how}: never ended"
+    stale = world.stale(failed_on)
+    if stale:
+        return f"{how}, but connection_pool still caches the ports it failed on: {show(stale)}"
+    if status != KVPoll.Failed:
+        return f"{how}: a request that cannot reach its prefill did not fail" if way.must_fail else ""
+    if not record:
+        return f"{how}, with no failure record for room {room}"
+    if way.status_too and (kept is None or KVPoll(int(kept)) != KVPoll.Failed):
+        return f"{how}, but the manager's status of room {room} is {kept}"
+    if not how.endswith(" at once"):  # 0.5.19's waiting timeout does not latch (0.5.23's does)
+        return ""
+    _late_success(world, receiver)
+    after = KVPoll(receiver.poll())
+    return f"{how}; then a late Success for the room turned it {after.name}" if after != status else ""
+
+
+def _escaped_or_problem(variant: ModuleType, way: Way) -> str | None:
+    try:
+        return _one_failure(variant, way)
+    except Escaped as exc:
+        return f"{exc} into the caller (the decode scheduler) instead of failing the request"
+
+
 def failure_recorded(variant: ModuleType, options: Options) -> Observation:
     """Each way PR #36029's paths fail a request leaves no cached entry naming a dead port,
     and the reason the scheduler reports (`failure_records`), and, where the failure is the
@@ -177,7 +185,7 @@ def failure_recorded(variant: ModuleType, options: Options) -> Observation:
     read); a request its own failure path failed at once stays Failed when a late Success
     for its room arrives. A variant that recovers by itself (Success) passes the record
     and status part: they are about a request that fails."""
-    found = [_one_failure(variant, failure) for failure in _FAILURES]
+    found = [_escaped_or_problem(variant, way) for way in _WAYS]
     problems = [problem for problem in found if problem]
     if problems:
         return Observation("bug", "; ".join(problems))
@@ -185,7 +193,7 @@ def failure_recorded(variant: ModuleType, options: Options) -> Observation:
         return Observation("unknown", "the receiver never fetched cp rank 1's route")
     return Observation(
         "ok",
-        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout): "
-        "no cached entry names a dead port, and each Failed with its reason recorded and kept "
-        "Failed past a late Success, or recovered",
+        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout, a "
+        "connect raising for a registration and a send): no cached entry names a port it failed on, and "
+        "each Failed with its reason recorded and kept Failed past a late Success, or recovered",
     )
