@@ -11,6 +11,7 @@ destroyed but it is pending!" is read from the loop's exception handler, as a lo
 reader would see it. The holding set's life after loops end is judged by weakrefs to
 the tasks the dispatcher started.
 """
+
 from __future__ import annotations
 
 import asyncio
