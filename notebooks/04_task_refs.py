@@ -477,13 +477,12 @@ show(
 )
 
 # %% [markdown]
-# The story passes; four checks do not. `listener-survives-gc` and `sweep-survives-gc` each
-# make one more loop collectable the same honest way (its reply board or its timer holds its
-# waiter weakly, `reference/lessons/task_refs/weak_world.py`): what a loop waits on is an
-# accident of today's code, so every loop needs the reference, not just the one that failed
-# last time (`two-dispatchers-independent` sees the same from two dispatchers). And
-# `ended-loops-released`: `self.watchdog` still holds the task after `close()` cancelled it,
-# where the set's done callback would have let it go.
+# The story passes; two checks do not. `two-dispatchers-independent` makes every loop
+# collectable the same honest way (its reply board, exit board or timer holds its waiter
+# weakly, `reference/lessons/task_refs/weak_world.py`): what a loop waits on is an accident
+# of today's code, so every loop needs the reference, not just the one that failed last
+# time. And `ended-loops-released`: `self.watchdog` still holds the task after `close()`
+# cancelled it, where the set's done callback would have let it go.
 
 # %% [markdown]
 # ## Discussion questions

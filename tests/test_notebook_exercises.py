@@ -218,7 +218,7 @@ def test_a_lesson_without_explorations_says_so_and_judges_nothing():
 # the lesson's story accepts, and the check that must name it.
 FURTHER_WRONG = {
     ("03_stale_bootstrap", 2): "other-prefill-survives",
-    ("04_task_refs", 2): "listener-survives-gc",
+    ("04_task_refs", 2): "two-dispatchers-independent",
 }
 
 

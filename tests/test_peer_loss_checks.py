@@ -1,10 +1,11 @@
 """The checks added for the semantic mutation census' gaps 13 to 16 (issue #21).
 
-`stale-bootstrap`'s `abort-recorded` and `restart-recovery`'s three hand-built checks
-(`reference/lessons/restart_recovery/checks.py`): each holds on every correct form that
-has the behaviour (the shipped variants that claim it, the right fixes of the lesson) and
-fails on one hand-made broken copy of hardened that undoes exactly what the check is about.
-Each check runs in milliseconds on the mock transport and a virtual clock.
+`stale-bootstrap`'s `aborted-stays-failed` (which took in `abort-recorded`) and
+`restart-recovery`'s three hand-built checks (`reference/lessons/restart_recovery/checks.py`):
+each holds on every correct form that has the behaviour (the shipped variants that claim
+it, the right fixes of the lesson) and fails on one hand-made broken copy of hardened that
+undoes exactly what the check is about. Each check runs in milliseconds on the mock
+transport and a virtual clock.
 """
 
 from types import ModuleType
@@ -82,13 +83,13 @@ ABORT_CORRECT = [reference.fixed, reference.hardened, all_keys_one_section, gene
 
 
 @pytest.mark.parametrize("module", ABORT_CORRECT, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_abort_recorded_holds_on_correct_forms(module):
-    verdict, symptom = _verdict("stale-bootstrap", "abort-recorded", module)
+def test_aborted_stays_failed_holds_on_correct_forms(module):
+    verdict, symptom = _verdict("stale-bootstrap", "aborted-stays-failed", module)
     assert verdict == "ok", symptom
 
 
-def test_abort_recorded_fails_without_the_base_abort():
-    verdict, symptom = _verdict("stale-bootstrap", "abort-recorded", _broken(_NoBaseAbort))
+def test_aborted_stays_failed_fails_without_the_base_abort():
+    verdict, symptom = _verdict("stale-bootstrap", "aborted-stays-failed", _broken(_NoBaseAbort))
     assert verdict == "bug", symptom
     assert "no failure reason recorded" in symptom and "WaitingForInput" in symptom
 

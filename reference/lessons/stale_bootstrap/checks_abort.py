@@ -4,21 +4,13 @@ an aborted request stays Failed.
 PR #36029's `_check_waiting_timeout` hunk fails the request, invalidates its cache
 entries and then (as before it) notifies the prefill: an `ABORT` for the room to every
 rank the receiver bootstrapped from, once (`abort_notified`), so a rank that still holds
-the room's metadata drops it. What the check asks, on any variant:
-
-- a request whose prefill answers never arrive (two ranks, both answers dropped) ends
-  Failed at its waiting timeout, and each rank got exactly one `ABORT` for the room;
-- the scheduler's aborts after that (twice) tell no rank again;
-- a request aborted twice while in flight tells no rank more than once (a variant may
-  tell none: our variants' `abort()` records and fails the room, as #24522 wrote it,
-  and tells the prefill nothing).
-
-`aborted_stays_failed`: an aborted request reads Failed, a late Success for its room
-notwithstanding. `abort_recorded`: an aborted request's failure is in the manager, not
-only in its receiver: a reason recorded for the room and Failed in the status table.
-
-What each rank was told is counted where the mock network delivers to it
-(`ScriptedNetwork.aborts`); the variant is driven only through the variant protocol.
+the room's metadata drops it. `abort_reaches_prefill` asks it of a request whose answers
+are lost (two ranks), then of two aborts after it and two in flight (a variant may tell
+none there: our variants' `abort()` records and fails the room, as #24522 wrote it, and
+tells the prefill nothing). `aborted_stays_failed`: an aborted request's failure is in the
+manager (a reason recorded, Failed in the status table), and it reads Failed, a late
+Success for its room notwithstanding. What each rank was told is counted where the mock
+network delivers to it (`ScriptedNetwork.aborts`).
 """
 
 from __future__ import annotations
@@ -107,43 +99,30 @@ def abort_reaches_prefill(variant: ModuleType, options: Options) -> Observation:
 
 @judged
 def aborted_stays_failed(variant: ModuleType, options: Options) -> Observation:
-    """A request aborted in flight reads Failed, even when a late Success for its room (a
-    prefill rank that finished before it heard of the abort) lands between the abort and
-    the scheduler's next poll, and at every poll after: the scheduler frees what an
-    aborted request held."""
-    with check_world(variant, "upstream", tp=TP) as world:
-        receiver = _in_flight(world)
-        room = receiver.bootstrap_room
-        receiver.abort()
-        world.manager.update_status(room, KVPoll.Success)  # what the decode's inbox writes
-        seen = [KVPoll(receiver.poll()) for _ in range(2)]
-        receiver.clear()
-    if seen != [KVPoll.Failed, KVPoll.Failed]:
-        shown = ", then ".join(status.name for status in seen)
-        return Observation("bug", f"room {room} aborted in flight, then a late Success: polls read {shown}")
-    return Observation(
-        "ok", f"room {room} aborted in flight reads Failed, a late Success before its poll notwithstanding"
-    )
-
-
-@judged
-def abort_recorded(variant: ModuleType, options: Options) -> Observation:
     """A request aborted in flight leaves its end in the manager, as PR #24522 made `abort()`
-    do: a failure reason recorded for its room (what `failure_exception()` reports) and
-    Failed in the status table (what the decode's other readers of the room see). Only that
-    a reason is recorded is asked, never its wording."""
+    do: a failure reason recorded for its room (what `failure_exception()` reports; its
+    wording not asked) and Failed in the status table; and it reads Failed, even when a late
+    Success for its room (a prefill rank that finished before it heard of the abort) lands
+    between the abort and the scheduler's next poll, and at every poll after: the scheduler
+    frees what an aborted request held."""
     with check_world(variant, "upstream", tp=TP) as world:
         receiver = _in_flight(world)
         room = receiver.bootstrap_room
         receiver.abort()
         recorded = room in world.manager.failure_records
-        status = KVPoll(world.manager.check_status(room))
+        table = KVPoll(world.manager.check_status(room))
+        world.manager.update_status(room, KVPoll.Success)  # what the decode's inbox writes
+        seen = [KVPoll(receiver.poll()) for _ in range(2)]
         receiver.clear()
-    if not recorded or status != KVPoll.Failed:
-        reason = "a reason recorded" if recorded else "no failure reason recorded"
-        return Observation(
-            "bug", f"room {room} aborted in flight: {reason}, the manager's table reads {status.name}"
-        )
+    problems = [] if recorded else ["no failure reason recorded"]
+    if table != KVPoll.Failed:
+        problems.append(f"the manager's table reads {table.name}")
+    if seen != [KVPoll.Failed, KVPoll.Failed]:
+        problems.append(f"after a late Success its polls read {', then '.join(s.name for s in seen)}")
+    if problems:
+        return Observation("bug", f"room {room} aborted in flight: {'; '.join(problems)}")
     return Observation(
-        "ok", f"room {room} aborted in flight: its failure reason recorded, the manager's table reads Failed"
+        "ok",
+        f"room {room} aborted in flight: its failure reason recorded, Failed in the manager's table, and "
+        "read Failed, a late Success before its poll notwithstanding",
     )

@@ -1,25 +1,16 @@
 """Checks: what a dead prefill, or one failing rank, leaves behind on the decode.
 
-`dead-prefill-disconnected`: a prefill the heartbeat declares dead leaves the decode no
-socket to its ranks.
-
-The cache PR #36029 invalidates has a second way out: when the decode's heartbeat
-declares a prefill dead (`heartbeat_max_failures` missed `/health` probes in a row), the
-failure handler drops that prefill's cached entries and closes the decode's PUSH socket
-to every rank endpoint those entries named (upstream: `CommonKVReceiver.disconnect_endpoint`,
-from sglang 0.5.14), so a request after the prefill comes back connects afresh.
-What the check asks, on any variant, with two prefill ranks: after one request warmed
-the cache and the prefill died, every rank endpoint the decode still caches when the
-heartbeat declares the prefill dead is disconnected by the failure handler (the
-transport is told: `MockNetwork.disconnected`), and nothing cached names them after it.
-A variant that already dropped those entries when the ranks' connections closed (the
-hardened form) has nothing left to disconnect there.
-
+`dead-prefill-disconnected`: the cache PR #36029 invalidates has a second way out: the
+heartbeat declares a prefill dead (`heartbeat_max_failures` missed `/health` probes in a
+row) and the failure handler drops its cached entries and disconnects every rank endpoint
+they named (upstream: `CommonKVReceiver.disconnect_endpoint`, from sglang 0.5.14; the
+transport is told: `MockNetwork.disconnected`), so a request after the prefill comes back
+connects afresh. A variant that already dropped those entries when the ranks' connections
+closed (the hardened form) has nothing left to disconnect there.
 `send-after-failed-init`: a `send_metadata` after a failed init raises nothing.
 `send-failure-stops-sends`: a metadata send that fails on one rank stops the request's
-sends there (upstream returns from its `except zmq.ZMQError`).
-
-The heartbeat runs in its own thread on the world's virtual clock; nothing sleeps.
+sends there (upstream returns from its `except zmq.ZMQError`). The heartbeat runs in its
+own thread on the world's virtual clock; nothing sleeps.
 """
 
 from __future__ import annotations

@@ -10,7 +10,13 @@ variant and need no hook inside the receiver:
   same key; then the prefill restarts and one of the two fails on the entry: whichever
   it is, no stale entry may stay (one of them kept its own copy instead of adopting);
 - registered before cached: a receiver that finds an entry can use it, because the
-  filler registered with those ranks before it cached them.
+  filler registered with those ranks before it cached them;
+- keys of another prefill stay (two prefills, CP 2, one restarts), and a request that
+  succeeds leaves its entries cached (the cache still saves every fetch).
+
+That every key a failing receiver used goes, that the next request fetches `/route`
+again and that a restart costs at most one failure per key are the simulation's
+`failed-entry-invalidated` (`reference/sim/invariants.py`) and the story's.
 """
 
 from __future__ import annotations
@@ -122,3 +128,44 @@ def registered_before_cached(variant: ModuleType, options: Options) -> Observati
     return Observation(
         "ok", f"a request beside the filler's registration fetched {other.fetches} routes and succeeded"
     )
+
+
+@judged
+def other_prefill_survives(variant: ModuleType, options: Options) -> Observation:
+    with check_world(variant, "upstream", prefills=2, cp=2) as world:
+        world.request(1)
+        kept = world.ports(1)
+        if not kept:
+            return Observation("unknown", "a successful request to prefill 1 left nothing cached")
+        world.request(0)  # warm prefill 0's entries, restart it, fail one request on its dead ports
+        world.prefills[0].restart()
+        world.request(0)
+        lost = {k: v for k, v in kept.items() if world.ports(1).get(k) != v}
+        done = world.request(1)
+        if lost or done.fetches:
+            return Observation(
+                "bug",
+                f"a failure on prefill 0 ({world.addr(0)}) dropped prefill 1's live entries {show(lost)}: "
+                f"its next request fetched /route {done.fetches} times ({done.status.name})",
+            )
+        return Observation(
+            "ok", f"prefill 1's keys ({', '.join(kept)}) stayed; its next request fetched nothing"
+        )
+
+
+@judged
+def success_keeps_cache(variant: ModuleType, options: Options) -> Observation:
+    with check_world(variant, options.sockets, tp=2, cp=2) as world:
+        first = world.request()
+        cached = world.ports()
+        second = world.request()
+        after = world.ports()
+    if first.status != KVPoll.Success:  # a healthy prefill, TP 2 and CP 2: nothing may fail
+        return Observation("bug", f"a request to a healthy prefill ended {first.status.name}: {first.reason}")
+    if second.fetches or second.status != KVPoll.Success or after != cached or len(cached) < 2:
+        return Observation(
+            "bug",
+            f"after a successful request {len(cached)} of 2 keys stayed cached ({show(cached)}); the next "
+            f"request fetched /route {second.fetches} times and ended {second.status.name}",
+        )
+    return Observation("ok", "both keys stayed cached after a success; the next request fetched nothing")

@@ -1,28 +1,33 @@
-"""Checks: each place PR #36029 invalidates, on any variant (see checks.py for the list).
+"""Checks: the places PR #36029 invalidates that the simulation does not reach, on any variant.
 
-Every scenario restarts (or kills) a prefill behind the same bootstrap address while a
-receiver holds, or is filling, its cache entries, makes that receiver fail in one
-particular way, and then reads the cache: no key of that prefill may still name a
-port of the dead process. Receivers are driven only through the variant protocol.
+`failure_recorded` fails a request each way the PR's hunks handle (a first fetch, a fetch
+on CP rank 1 after rank 0 was filled, a registration on CP rank 1, a send, the waiting
+timeout, a connect that raises for a registration or a send) and asks the same of each:
+no cached key names a port of the process it failed on, and a request that failed has
+its reason recorded and stays Failed. The send path needs fail-fast sockets: it is the
+one place a send error goes through the receiver's `except` (upstream's own, with
+`--sglang`), which the simulation's upstream runs, on upstream's sockets, never reach.
+Receivers are driven only through the variant protocol.
 
 A failure can be swallowed below the receiver (upstream's adapter, like ZMQ with
 `IMMEDIATE=0`, never raises on a send): then the request ends on its waiting timeout
 instead, and the symptom says that the path asked for was not taken. The verdict is
 about the cache, whatever the request's end (Failed, or Success for a variant that
-recovers by itself); a request that never ends, even past its timeout, is a bug.
+recovers by itself); a request that never ends, even past its timeout, is a bug, and so
+is a transport error that escapes into the caller.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 from types import ModuleType
 from typing import Any
 
-from reference import wire
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.lessons.stale_bootstrap.check_world import CONFIG, DONE, CheckWorld, Escaped, check_world, show
+from reference.lessons.stale_bootstrap.check_world import DONE, CheckWorld, Escaped, check_world, show
 from reference.status import KVPoll
 
 Body = Callable[[ModuleType, Options], Observation]
@@ -43,16 +48,6 @@ def judged(body: Body) -> Body:
     return run
 
 
-def _left(world: CheckWorld, dead: list[int], how: str, prefill: int = 0) -> Observation:
-    """The verdict once a receiver met the dead process: `how` it went; `dead` the gone ports."""
-    stale = world.stale(dead, prefill)
-    if stale:
-        return Observation("bug", f"{how}, but connection_pool still caches the dead ports: {show(stale)}")
-    return Observation(
-        "ok", f"{how}; no cached key names a dead port (cached now: {show(world.ports(prefill))})"
-    )
-
-
 def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tuple[KVPoll, str]:
     """How the request ended: at once, or (the failure swallowed below the receiver, or the
     variant waiting for the prefill) after its waiting timeout; `path` is what was done to it."""
@@ -69,102 +64,21 @@ def _ended(world: CheckWorld, receiver: Any, path: str, sent: bool = True) -> tu
     )
 
 
-def _restarted_under(world: CheckWorld, path: str, sent: bool = True) -> Observation:
-    """Warm the cache, restart the prefill, run one request on the dead ports, read the cache."""
-    world.request()
-    dead = world.prefills[0].rank_ports
-    world.prefills[0].restart()
-    receiver = world.open()
-    world.send(receiver)
-    status, how = _ended(world, receiver, path.format(dead=dead))
-    if status not in DONE:
-        return Observation("bug", f"{how}: a request on dead ports never ended")
-    return _left(world, dead, how)
-
-
-@judged
-def send_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
-    with check_world(variant, "fail-fast", tp=2) as world:
-        return _restarted_under(world, "send_metadata to stale ports {dead} failed (fail-fast sockets)")
-
-
-@judged
-def waiting_timeout_invalidates(variant: ModuleType, options: Options) -> Observation:
-    with check_world(variant, "upstream", tp=2) as world:
-        return _restarted_under(world, "metadata to stale ports {dead} vanished (upstream sockets)")
-
-
-@judged
-def fetch_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
-    """cp 0 is filled (fetched, registered, cached); the prefill dies as cp 1's route is fetched."""
-    with check_world(variant, "upstream", cp=2) as world:
-        prefill = world.prefills[0]
-        dead = prefill.rank_ports
-        world.net.at("route", world.beside(prefill.kill), cp=1)
-        receiver = world.open()
-        if world.net.pending:
-            return Observation("unknown", "the receiver never fetched cp rank 1's route")
-        status = KVPoll(receiver.poll())
-        return _left(world, dead, f"the prefill died as cp rank 1's route was fetched: request {status.name}")
-
-
-@judged
-def registration_failure_invalidates(variant: ModuleType, options: Options) -> Observation:
-    """cp 0 is filled; cp 1's route names a port, then the prefill restarts: registering there fails."""
-    with check_world(variant, "fail-fast", cp=2) as world:
-        prefill = world.prefills[0]
-        dead = prefill.rank_ports
-        world.net.at("route", world.beside(prefill.restart), cp=1, after=True)
-        receiver = world.open()
-        if world.net.pending:
-            return Observation("unknown", "the receiver never fetched cp rank 1's route")
-        path = f"registering with cp rank 1 at stale port {dead[1]} failed (fail-fast sockets)"
-        status, how = _ended(world, receiver, path, sent=False)
-        if status not in DONE:
-            return Observation("bug", f"{how}: the request never ended")
-        return _left(world, dead, how)
-
-
-@judged
-def connect_failure_contained(variant: ModuleType, options: Options) -> Observation:
-    """A connect that raises (EMFILE), first for a registration, then for a metadata send."""
-    with check_world(variant, "upstream") as world:
-        endpoint = world.prefills[0].endpoints[0]
-        world.net.refused.add(endpoint)
-        first = world.open()
-        status, how = _ended(world, first, "connect for the registration failed", sent=False)
-        if status != KVPoll.Failed:
-            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
-        if world.ports():
-            return Observation("bug", f"{how}, yet the entry was cached: {show(world.ports())}")
-        first.clear()
-        world.net.refused.clear()
-        world.request()
-        cached = world.ports()
-        world.net.refused.add(endpoint)
-        receiver = world.open()
-        world.send(receiver)
-        status, how = _ended(world, receiver, "connect for send_metadata failed")
-        if status != KVPoll.Failed:
-            return Observation("bug", f"{how}: a request that cannot reach its prefill did not fail")
-        left = {k: v for k, v in world.ports().items() if cached.get(k) == v}
-        if left:
-            return Observation("bug", f"{how}, but the entry it used is still cached: {show(left)}")
-        return Observation(
-            "ok",
-            f"a failing connect ({world.net.connect_refusals} refusals) failed the request and left nothing "
-            "it used cached",
-        )
-
-
 def _fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
     world.prefills[0].kill()
     return world.open(), "GET /route of a dead prefill failed", False
 
 
+def _later_fetch_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    """cp 0 is filled (fetched, registered, cached); the prefill dies as cp 1's route is fetched."""
+    world.net.at("route", world.beside(world.prefills[0].kill), cp=1)
+    return world.open(), "the prefill died as cp rank 1's route was fetched", False
+
+
 def _registration_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    """cp 0 is filled; cp 1's route names a port, then the prefill restarts: registering there fails."""
     world.net.at("route", world.beside(world.prefills[0].restart), cp=1, after=True)
-    return world.open(), "registering with a restarted cp rank failed (fail-fast sockets)", False
+    return world.open(), "registering with a restarted cp rank 1 failed (fail-fast sockets)", False
 
 
 def _send_failed(world: CheckWorld) -> tuple[Any, str, bool]:
@@ -179,12 +93,40 @@ def _timed_out(world: CheckWorld) -> tuple[Any, str, bool]:
     return _send_failed(world)[0], "metadata to stale ports vanished (upstream sockets)", True
 
 
-# (what fails, sockets, cp ranks, whether the manager's own status must say Failed)
-_FAILURES = (
-    (_fetch_failed, "upstream", 1, True),
-    (_registration_failed, "fail-fast", 2, True),
-    (_send_failed, "fail-fast", 1, False),  # the receiver's own latch may carry it alone
-    (_timed_out, "upstream", 1, True),
+def _registration_connect_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.net.refused.add(world.prefills[0].endpoints[0])
+    return world.open(), "the connect for the registration raised (EMFILE)", False
+
+
+def _send_connect_failed(world: CheckWorld) -> tuple[Any, str, bool]:
+    world.request()
+    world.net.refused.add(world.prefills[0].endpoints[0])
+    receiver = world.open()
+    world.send(receiver)
+    return receiver, "the connect for send_metadata raised (EMFILE)", True
+
+
+@dataclass(frozen=True)
+class Way:
+    """One way to fail a request: what fails it, on which sockets and CP size, whether the
+    manager's own status must say Failed, and whether it must fail (a connect that keeps
+    raising leaves no way to succeed; after a restart a variant may recover)."""
+
+    make: Callable[[CheckWorld], tuple[Any, str, bool]]
+    sockets: str = "upstream"
+    cp: int = 1
+    status_too: bool = True
+    must_fail: bool = False
+
+
+_WAYS = (
+    Way(_fetch_failed),
+    Way(_later_fetch_failed, cp=2),
+    Way(_registration_failed, "fail-fast", cp=2),
+    Way(_send_failed, "fail-fast", status_too=False),  # the receiver's own latch may carry it alone
+    Way(_timed_out),
+    Way(_registration_connect_failed, must_fail=True),
+    Way(_send_connect_failed, status_too=False, must_fail=True),
 )
 
 
@@ -194,72 +136,64 @@ def _late_success(world: CheckWorld, receiver: Any) -> None:
     world.manager.update_status(receiver.bootstrap_room, KVPoll.Success)
 
 
-def _one_failure(variant: ModuleType, failure: tuple) -> str:
-    """The problem ("" if none) of one way to fail."""
-    make, sockets, cp, status_too = failure
-    with check_world(variant, sockets, cp=cp) as world:
-        receiver, path, sent = make(world)
-        room = receiver.bootstrap_room
-        status, how = _ended(world, receiver, path, sent=sent)
-        record = world.manager.failure_records.get(room)
-        kept = world.manager.request_status.get(room)
-        if status not in DONE:
-            return f"{how}: never ended"
-        if status != KVPoll.Failed:
-            return ""  # recovered by itself
-        if not record:
-            return f"{how}, with no failure record for room {room}"
-        if status_too and (kept is None or KVPoll(int(kept)) != KVPoll.Failed):
-            return f"{how}, but the manager's status of room {room} is {kept}"
-        if not how.endswith(" at once"):  # 0.5.19's waiting timeout does not latch (0.5.23's does)
-            return ""
-        _late_success(world, receiver)
-        after = KVPoll(receiver.poll())
-        return f"{how}; then a late Success for the room turned it {after.name}" if after != status else ""
+def _one_failure(variant: ModuleType, way: Way) -> str | None:
+    """The problem ("" if none) of one way to fail; None if it found none and the receiver
+    never took the call the failure was scripted at (cp rank 1's route)."""
+    with check_world(variant, way.sockets, cp=way.cp) as world:
+        failed_on = world.prefills[0].rank_ports  # the ports of the process it fails on
+        receiver, path, sent = way.make(world)
+        pending = bool(world.net.pending)
+        problem = _judged_end(world, way, receiver, *_ended(world, receiver, path, sent=sent), failed_on)
+    return None if pending and not problem else problem
 
 
-@judged
+def _judged_end(
+    world: CheckWorld, way: Way, receiver: Any, status: KVPoll, how: str, failed_on: list[int]
+) -> str:
+    room = receiver.bootstrap_room
+    record = world.manager.failure_records.get(room)
+    kept = world.manager.request_status.get(room)
+    if status not in DONE:
+        return f"{how}: never ended"
+    stale = world.stale(failed_on)
+    if stale:
+        return f"{how}, but connection_pool still caches the ports it failed on: {show(stale)}"
+    if status != KVPoll.Failed:
+        return f"{how}: a request that cannot reach its prefill did not fail" if way.must_fail else ""
+    if not record:
+        return f"{how}, with no failure record for room {room}"
+    if way.status_too and (kept is None or KVPoll(int(kept)) != KVPoll.Failed):
+        return f"{how}, but the manager's status of room {room} is {kept}"
+    if not how.endswith(" at once"):  # 0.5.19's waiting timeout does not latch (0.5.23's does)
+        return ""
+    _late_success(world, receiver)
+    after = KVPoll(receiver.poll())
+    return f"{how}; then a late Success for the room turned it {after.name}" if after != status else ""
+
+
+def _escaped_or_problem(variant: ModuleType, way: Way) -> str | None:
+    try:
+        return _one_failure(variant, way)
+    except Escaped as exc:
+        return f"{exc} into the caller (the decode scheduler) instead of failing the request"
+
+
 def failure_recorded(variant: ModuleType, options: Options) -> Observation:
-    """Each way PR #36029's paths fail a request leaves the reason the scheduler reports
-    (`failure_records`), and, where the failure is the room's own end, its status Failed
-    in the manager (what the heartbeat and a late status read); a request its own failure
-    path failed at once stays Failed when a late Success for its room arrives. A variant
-    that recovers by itself (Success) passes: the check is about a request that fails."""
-    problems, seen = [], 0
-    for failure in _FAILURES:
-        problem = _one_failure(variant, failure)
-        seen += 1
-        if problem:
-            problems.append(problem)
+    """Each way PR #36029's paths fail a request leaves no cached entry naming a dead port,
+    and the reason the scheduler reports (`failure_records`), and, where the failure is the
+    room's own end, its status Failed in the manager (what the heartbeat and a late status
+    read); a request its own failure path failed at once stays Failed when a late Success
+    for its room arrives. A variant that recovers by itself (Success) passes the record
+    and status part: they are about a request that fails."""
+    found = [_escaped_or_problem(variant, way) for way in _WAYS]
+    problems = [problem for problem in found if problem]
     if problems:
         return Observation("bug", "; ".join(problems))
+    if None in found:
+        return Observation("unknown", "the receiver never fetched cp rank 1's route")
     return Observation(
         "ok",
-        f"{seen} ways to fail (fetch, registration, send, waiting timeout): each Failed with its "
-        "reason recorded and kept Failed past a late Success, or recovered",
+        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout, a "
+        "connect raising for a registration and a send): no cached entry names a port it failed on, and "
+        "each Failed with its reason recorded and kept Failed past a late Success, or recovered",
     )
-
-
-@judged
-def slow_answer_waits(variant: ModuleType, options: Options) -> Observation:
-    """The prefill answers after half the waiting timeout: until then the request is in
-    flight (not Failed: the timeout has not passed), and then it succeeds."""
-    with check_world(variant, "upstream") as world:
-        world.request()
-        late = CONFIG.waiting_timeout / 2
-        world.net.delay(late, count=1, tag=wire.STATUS)
-        receiver = world.open()
-        world.send(receiver)
-        early = KVPoll(receiver.poll())
-        world.clock.advance(late)
-        world.net.pump()
-        status = KVPoll(receiver.poll())
-    if early in DONE:
-        return Observation(
-            "bug", f"the request was {early.name} before its prefill answered, {late:g} s early"
-        )
-    if status != KVPoll.Success:
-        return Observation(
-            "bug", f"the prefill answered after {late:g} s, within the timeout: request {status.name}"
-        )
-    return Observation("ok", f"{early.name} until the prefill answered after {late:g} s, then Success")

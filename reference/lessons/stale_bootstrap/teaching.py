@@ -22,7 +22,7 @@ answered); and the source of the code that orders two receivers in the checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Any
 
 import reference.buggy
@@ -34,6 +34,7 @@ from reference.harness.result import Event, Result, Verdict
 from reference.lessons.stale_bootstrap import check_world, checks_sharing, scripted
 from reference.lessons.stale_bootstrap import slow_prefill as slow_check
 from reference.lessons.stale_bootstrap.world import CONFIG, open_world
+from reference.lessons.stale_bootstrap.wrong_fixes import by_key
 from reference.prefill.mock import MockPrefill
 from reference.status import KVPoll
 from reference.teaching.exercises import Feedback, check_choice
@@ -45,17 +46,7 @@ ADDR = "10.0.0.1:8998"
 KEY = f"{ADDR}_0_0_0"
 
 
-class ByKeyReceiver(reference.fixed.KVReceiver):
-    """A tempting wrong fix: invalidate by key, whatever generation is cached now."""
-
-    def invalidate_cached_bootstrap_infos(self) -> None:
-        with self.kv_mgr.connection_lock:
-            for key in self._connection_pool_entries:
-                self.kv_mgr.connection_pool.pop(key, None)
-        self._connection_pool_entries.clear()
-
-
-BY_KEY = SimpleNamespace(__name__="by-key", KVManager=reference.fixed.KVManager, KVReceiver=ByKeyReceiver)
+BY_KEY = by_key  # the tempting wrong fix of the exercise: invalidate by key, whatever is cached now
 
 
 class SocketCountingNetwork(MockNetwork):

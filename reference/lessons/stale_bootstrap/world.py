@@ -1,7 +1,7 @@
 """A decode rank facing one restartable prefill, on the mock or the loopback transport.
 
 `open_world(variant, transport)` builds the pieces lesson `stale-bootstrap` (and the
-slow-prefill check) drive: a prefill with two TP ranks (`MockPrefill` in-process, or
+slow-prefill story) drive: a prefill with two TP ranks (`MockPrefill` in-process, or
 `LoopbackPrefill`, its own OS process), the variant's `KVManager` with its inbox and KV
 memory, the heartbeat on a `VirtualClock`, and `request(room)`, which runs one request
 through the variant's `KVReceiver` the way the decode scheduler does: construct,

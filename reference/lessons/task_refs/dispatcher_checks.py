@@ -1,12 +1,15 @@
-"""Checks of lesson `task-refs` on the DP dispatcher: each loop kept, ended loops let go.
+"""Checks of lesson `task-refs` on the DP dispatcher: every loop kept, ended loops let go.
 
-Each check builds a dispatcher over in-process workers on a `JumpLoop` (upstream's
-timeouts, 180 s, made instant), makes one loop collectable (`weak_world.py`), runs
-`gc.collect()`, and then makes that loop's job observable through the variant protocol
-(`dispatch`, `dead_ranks`, `req_id_to_rank`, `close`): a request answered, a dead rank
-noticed, a stale mapping swept. "Task was destroyed but it is pending!" is read from the
-loop's exception handler, as a log reader would see it. The holding set's life after
-loops end is judged by weakrefs to the tasks the dispatcher started.
+Each check builds dispatchers over in-process workers on a `JumpLoop` (upstream's
+timeouts, 180 s, made instant). `two_dispatchers` makes all three loops collectable at
+once (a reply board and an exit board that hold their waiters weakly, a timer loop that
+does too: `weak_world.py`), runs `gc.collect()`, and makes each loop's job observable
+through the variant protocol (`dispatch`, `dead_ranks`, `req_id_to_rank`, `close`): a
+request answered, a dead rank noticed, a stale mapping swept. (The story makes the
+watchdog alone collectable and asks that its in-flight requests fail fast.) "Task was
+destroyed but it is pending!" is read from the loop's exception handler, as a log
+reader would see it. The holding set's life after loops end is judged by weakrefs to
+the tasks the dispatcher started.
 """
 
 from __future__ import annotations
@@ -65,95 +68,6 @@ def _named(refs: list) -> list[tuple]:
 def _verdict(destroyed: list[str], problems: list[str], fine: str) -> Observation:
     found = ([destroyed_problem(destroyed)] if destroyed else []) + problems
     return Observation("bug", "; ".join(found)) if found else Observation("ok", fine)
-
-
-def listener_survives(variant: ModuleType, _transport: str) -> Observation:
-    async def scenario(loop: JumpLoop) -> Observation:
-        pool = WeakReplyPool(2)
-        dispatcher = variant.DPDispatcher(pool, CONFIG)
-        with loop_errors(loop) as errors:
-            await pool.start()
-            dispatcher.start()
-            try:
-                await _collect(loop)
-                tasks = await _encode(loop, dispatcher, [f"enc-{i}" for i in range(4)])
-                at_once = sum(task.done() for task in tasks)
-                await loop.advance(CONFIG.req_timeout)
-                codes = await _codes(tasks)
-            finally:
-                await dispatcher.close()
-                await pool.close()
-        problems = []
-        if at_once < len(tasks):
-            late = [code for code in codes if code != 200]
-            problems.append(
-                f"{len(tasks) - at_once} of {len(tasks)} encodes unanswered until the "
-                f"{CONFIG.req_timeout:g} s timeout ({'/'.join(map(str, sorted(set(late))))})"
-            )
-        return _verdict(
-            errors.destroyed(), problems, "result listener survived gc.collect(); 4 encodes answered"
-        )
-
-    return _run(scenario)
-
-
-def watchdog_survives(variant: ModuleType, _transport: str) -> Observation:
-    async def scenario(loop: JumpLoop) -> Observation:
-        pool = MockWorkerPool(2, hold_exit_waiters=False)
-        dispatcher = variant.DPDispatcher(pool, CONFIG)
-        with loop_errors(loop) as errors:
-            await pool.start()
-            dispatcher.start()
-            try:
-                await _collect(loop)
-                await pool.stall(1)
-                tasks = await _encode(loop, dispatcher, ["w-0", "w-1"])
-                await pool.kill(1)
-                await loop.settle()
-                noticed = 1 in dispatcher.dead_ranks
-                fast = sum(task.done() for task in tasks)
-                await loop.advance(CONFIG.req_timeout)
-                await _codes(tasks)
-            finally:
-                await dispatcher.close()
-                await pool.close()
-        problems = [] if noticed else ["rank 1 died unnoticed"]
-        if fast < len(tasks):
-            problems.append(f"its in-flight request hung until the {CONFIG.req_timeout:g} s timeout")
-        return _verdict(
-            errors.destroyed(), problems, "watchdog survived gc.collect(); rank 1's death noticed at once"
-        )
-
-    return _run(scenario)
-
-
-def sweep_survives(variant: ModuleType, _transport: str) -> Observation:
-    async def scenario(loop: JumpLoop) -> Observation:
-        pool = MockWorkerPool(2)
-        dispatcher = variant.DPDispatcher(pool, CONFIG)
-        with loop_errors(loop) as errors:
-            await pool.start()
-            dispatcher.start()
-            try:
-                await _codes(await _encode(loop, dispatcher, ["s-0", "s-1"]))  # kept for a /send
-                await _collect(loop)
-                wait = CONFIG.send_timeout + 2 * CONFIG.cleanup_interval
-                await loop.advance(wait)
-                left = len(dispatcher.req_id_to_rank)
-            finally:
-                await dispatcher.close()
-                await pool.close()
-        problems = []
-        if left:
-            problems.append(
-                f"{left} mappings whose /send never came still kept after {wait:g} s "
-                f"(ttl {CONFIG.send_timeout:g} s, a sweep every {CONFIG.cleanup_interval:g} s)"
-            )
-        return _verdict(
-            errors.destroyed(), problems, "stale-mapping sweep survived gc.collect(); 2 mappings evicted"
-        )
-
-    return _run(scenario, WeakTimerLoop())
 
 
 def ended_loops_released(variant: ModuleType, _transport: str) -> Observation:

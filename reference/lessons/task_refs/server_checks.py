@@ -25,20 +25,10 @@ from typing import Any
 from reference.common.cleanup_ticks import Metronome
 from reference.harness.loop_capture import loop_errors
 from reference.harness.result import Observation
-from reference.lessons.task_refs import bootstrap_probe
 from reference.lessons.task_refs.bootstrap_probe import INTERVAL, JUMP, Run, on_server_loop
 from reference.lessons.task_refs.finding import destroyed_problem
 from reference.lessons.task_refs.weak_world import alive, young_heap
 from reference.transport.kits import kit
-
-
-def cleanup_survives(variant: ModuleType, transport: str) -> Observation:
-    """The story's bootstrap-server probe, as a check of its own."""
-    with young_heap():
-        finding = bootstrap_probe.observe(variant, transport)
-    if finding.problems:
-        return Observation("bug", "; ".join(finding.problems))
-    return Observation("ok", finding.fine)
 
 
 async def _collect_and_list() -> set[weakref.ref[asyncio.Task[Any]]]:

@@ -5,8 +5,8 @@ Tempting: the bug reads as "the set is taken out of the table outside the lock",
 Wrong: mori's cleanup fetched its reference before the pop; taking the set out of the
 table does not take it out of a thread that already holds it. The handler still
 iterates the live object and dies of `Set changed size during iteration`. Caught by
-the story, `every-affected-room-failed`, `no-exception-in-any-thread`,
-`heartbeat-survives` (and by the exploration `every-affected-room-failed`).
+the story and `every-affected-room-failed` (and by the exploration
+`every-affected-room-failed`).
 """
 
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver

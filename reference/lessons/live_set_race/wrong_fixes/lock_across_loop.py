@@ -4,8 +4,7 @@ Tempting: "iterating outside the lock" is the diagnosis, so iterate inside it; t
 loop is short and the lock is already there. Wrong: the lock protects only against
 writers that take it, and mori's `_cleanup_room_tracking` discards without it. The
 set still changes size mid-iteration and the heartbeat dies, now while holding the
-lock. Caught by the story, `every-affected-room-failed`, `no-exception-in-any-thread`,
-`heartbeat-survives`.
+lock. Caught by the story and `every-affected-room-failed`.
 """
 
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver

@@ -5,7 +5,7 @@ so restarting the loop when the set changed looks both simple and complete, and 
 story (one concurrent cleanup) passes. Wrong: the retry iterates the same live set and
 races the next concurrent cleanup just like the first pass; with two status threads
 finishing rooms, the second discard lands in the retry and the exception escapes and
-ends the heartbeat. Caught by `no-exception-in-any-thread`.
+ends the heartbeat. Caught by `every-affected-room-failed` (its two discards on one prefill).
 """
 
 from reference.fixed import BootstrapServer, DPDispatcher, KVReceiver

@@ -5,7 +5,7 @@ table under the lock and taking a snapshot of the failed prefill's rooms seems t
 every racing writer off at once. The snapshot does fix the race. Wrong: the fresh
 table has forgotten every *other* prefill's rooms: they are no longer tracked, and
 when one of those prefills dies later its rooms are never failed. Caught by
-`other-prefills-untouched` (and the story's second prefill).
+`every-affected-room-failed` (its live third prefill) and the story's second prefill.
 """
 
 from collections import defaultdict

@@ -5,7 +5,7 @@ result of create_task"), and the done callback that logs a loop's exit looks lik
 upstream pattern. Wrong: the list is a local of `start()` and dies when `start()`
 returns; a callback is held *by* the task, it does not hold the task. Every loop that
 waits on something holding it weakly is destroyed by `gc.collect()`. Caught by
-`listener-survives-gc`, `watchdog-survives-gc`, `sweep-survives-gc` and the story.
+the story and `two-dispatchers-independent`.
 """
 
 import asyncio

@@ -5,8 +5,8 @@ story makes exactly that loop collectable, and the listener and the sweep are
 "obviously" held by their socket and timer today. Wrong: what a loop waits on is an
 accident of today's code; a result listener whose reader holds it weakly is destroyed
 and every request times out after 180 s, and a sweep whose timer holds it weakly is
-destroyed and `req_id_to_rank` grows. Caught by `listener-survives-gc` and
-`sweep-survives-gc` (the story passes).
+destroyed and `req_id_to_rank` grows. Caught by `two-dispatchers-independent`
+(every loop collectable) and `ended-loops-released` (the story passes).
 """
 
 import asyncio

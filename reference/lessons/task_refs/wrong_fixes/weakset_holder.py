@@ -3,8 +3,8 @@
 Tempting: a WeakSet cleans itself up, so there is no done callback to forget and no
 leak to worry about, and the dispatcher can still list and cancel its loops. Wrong: a
 weak reference is exactly what the event loop already had; it keeps nothing alive, so
-each loop is as collectable as with a bare `create_task`. Caught by every
-`*-survives-gc` check of the dispatcher and the story.
+each loop is as collectable as with a bare `create_task`. Caught by the
+story and `two-dispatchers-independent`.
 """
 
 import asyncio
