@@ -39,7 +39,9 @@ def test_buggy_watchdog_is_destroyed_and_a_death_goes_unnoticed(transport):
         "_worker_watchdog": False,
         "_cleanup_stale_mappings": True,
     }, "only the loop parked on a private Event is collectable"
-    assert found["stuck_answers"] == [(504, 180.0), (504, 180.0)], "they hang until the 180 s timeout"
+    # They hang until the 180 s timeout; on loopback the kill's real socket work may let the
+    # loop's clock move a tenth of a second before it is read (measured 180.1 at load 4).
+    assert found["stuck_answers"] == [(504, pytest.approx(180.0, abs=0.5))] * 2, "they hang until the timeout"
     assert found["routed_to_dead"] >= 1 and found["stale_mappings"] >= 3
     assert found["unread_exit_notices"] == 1
 
