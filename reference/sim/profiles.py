@@ -32,6 +32,7 @@ PROFILES: dict[str, Profile] = {
             "late_record",
             "mooncake",
             "rank_failed",
+            "slow_send",
         )
     ),
     "room-reuse": Profile(
@@ -63,6 +64,7 @@ PROFILES: dict[str, Profile] = {
             "timeout",
             "pause",
             "drop",
+            "slow_send",
         ),
         weight=3,  # a restart, then a request in its window, then polls: three of its faults in a row
         always=("latency",),  # requests in flight when their prefill goes away
