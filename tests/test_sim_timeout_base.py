@@ -61,7 +61,6 @@ def test_init_time_set_before_the_sends_fails_inside_the_wait(variant, prefills,
     assert "299.5 s after its send_metadata returned" in broke.detail
 
 
-def test_the_lessons_that_check_it_draw_the_fault() -> None:
-    for lesson in ("failure-records", "restart-recovery"):
-        assert "timeout-counts-from-send" in checked_by(lesson)
-        assert "slow_send" in PROFILES[lesson].faults
+def test_failure_records_checks_it_and_draws_the_fault() -> None:
+    assert "timeout-counts-from-send" in checked_by("failure-records")
+    assert "slow_send" in PROFILES["failure-records"].faults

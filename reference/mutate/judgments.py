@@ -182,7 +182,7 @@ _INIT_TIME_EARLY = (
     "virtual clock unless a send blocks. The simulation's `slow_send` (a paused prefill's metadata send "
     "blocks 1 s per message, then a poll 0.5 s before the waiting timeout counted from the send's "
     "return) and its invariant `timeout-counts-from-send` (added after the third sample) catch it; they "
-    "run in failure-records' and restart-recovery's profiles, where the fixed form is `bug` anyway, so "
+    "run in failure-records' profile, where the fixed form is `bug` anyway, so "
     "the fixed mutant is told apart only once a fix lesson (stale-bootstrap: the waiting timeout is "
     "PR 36029's) checks that invariant too; hardened's (`e0cda5583d`) is caught"
 )

@@ -64,7 +64,6 @@ PROFILES: dict[str, Profile] = {
             "timeout",
             "pause",
             "drop",
-            "slow_send",
         ),
         weight=3,  # a restart, then a request in its window, then polls: three of its faults in a row
         always=("latency",),  # requests in flight when their prefill goes away
