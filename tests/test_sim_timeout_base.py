@@ -13,6 +13,7 @@ import types
 from pathlib import Path
 
 import pytest
+from upstream_wheels import wheel
 
 import reference.fixed
 import reference.hardened
@@ -23,6 +24,7 @@ from reference.sim.invariants import checked_by
 from reference.sim.plan import Plan
 from reference.sim.profiles import PROFILES
 from reference.sim.run import run_plan
+from reference.upstream import load_sglang
 from reference.variants import load_impl
 
 INIT_TIME_BEFORE_SENDS = {"fixed": "5241adac8c", "hardened": "e0cda5583d"}
@@ -59,6 +61,15 @@ def test_init_time_set_before_the_sends_fails_inside_the_wait(variant, prefills,
     broke = run_plan(mutant, _plan(prefills, sockets, [("slow_send", 0, 0)]), ONLY).violation
     assert broke is not None and broke.invariant == "timeout-counts-from-send"
     assert "299.5 s after its send_metadata returned" in broke.detail
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize("version", ["0.5.19", "0.5.23"])
+def test_upstream_counts_the_wait_from_the_send(version) -> None:
+    """Upstream sets `init_time` once its sends returned: a blocking send leaves its wait whole."""
+    upstream = load_sglang(str(wheel(version))).module
+    steps = [("slow_send", 0, 0), ("wait", 0, 0), ("timeout", 0, 0), ("slow_send", 1, 0)]
+    assert run_plan(upstream, _plan([(2, 2)], "upstream", steps), ONLY).violation is None
 
 
 def test_failure_records_checks_it_and_draws_the_fault() -> None:
