@@ -411,6 +411,15 @@ _TIMEOUT_HARDENED = (
     "`waiting_timeout` the request is Failed in the status table, with the timeout reason, its "
     "generation invalidated and an Abort sent"
 )
+_TIMEOUT_LATCH_HARDENED = (
+    "the waiting timeout no longer latches `conclude_state`; it still writes Failed to the status "
+    "table, where hardened keeps it (Failed is terminal: only a new request's Bootstrapping reopens "
+    "the room, and the scheduler constructs receivers on the thread that took this Failed and ends "
+    "the request in that pass with `failure_exception()`, which latches). Every later poll reads "
+    "Failed from the table and latches it there (a peer-loss resend first finds the room not "
+    "WaitingForInput and does nothing), so every poll returns Failed as before. Upstream's "
+    "`_check_waiting_timeout` does not latch either (sglang 0.5.19). Re-read for the fourth sample"
+)
 _ABORT_HARDENED = (
     _THEN + "room-reuse's story aborts only a stale request. A check that aborting an open request on "
     "hardened leaves the manager's status Failed with the abort reason, and that a stale request's "
@@ -723,7 +732,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "3a4f993039": (GAP, _TIMEOUT_HARDENED),
     "418cfe9f5c": (GAP, _TIMEOUT_HARDENED),
     "83255b7e9d": (GAP, _TIMEOUT_HARDENED),
-    "f2358348a0": (GAP, _TIMEOUT_HARDENED),
+    "f2358348a0": (EQ, _TIMEOUT_LATCH_HARDENED),
     "a485be9608": (GAP, _TIMEOUT_HARDENED),
     "5414280005": (GAP, _TIMEOUT_HARDENED),
     "ae136f03cc": (GAP, _RESEND),
