@@ -179,8 +179,12 @@ _TIMEOUT_RECORD_EARLY = (
 _INIT_TIME_EARLY = (
     _THEN + "`init_time` is set before the sends instead of after: on failure `conclude_state` is latched "
     "first, so it is never read; on success it is earlier by the duration of the sends, zero on the "
-    "virtual clock. Only a clock that advances during `send` and a poll exactly at the timeout tell "
-    "them apart. A check with a transport whose `send` advances the virtual clock"
+    "virtual clock unless a send blocks. The simulation's `slow_send` (a paused prefill's metadata send "
+    "blocks 1 s per message, then a poll 0.5 s before the waiting timeout counted from the send's "
+    "return) and its invariant `timeout-counts-from-send` (added after the third sample) catch it; they "
+    "run in failure-records' profile, where the fixed form is `bug` anyway, so "
+    "the fixed mutant is told apart only once a fix lesson (stale-bootstrap: the waiting timeout is "
+    "PR 36029's) checks that invariant too; hardened's (`e0cda5583d`) is caught"
 )
 
 # -- hardened -------------------------------------------------------------------------
@@ -211,6 +215,27 @@ _CLEAR_VS_FAILURE = (
     "locked `list(rooms)` snapshot (RuntimeError: Set changed size during iteration in the "
     "heartbeat thread, the live-set-race symptom). A DPOR exploration of `clear()` against a node "
     "failure (not in the default run at abac2c5)"
+)
+_CLEAR_DISCARD_UNLOCKED = (
+    "only `rooms.discard(room)` leaves `connection_lock`: one set operation, atomic under the GIL (the "
+    "rooms are ints: nothing runs Python code inside it). The set's other mutators either hold the lock "
+    "and meet the discard before or after their own reads, giving an outcome the locked discard also "
+    "gives by running before or after their section (the failure's `list(rooms)` is one C call, and "
+    "its snapshot holding the room fails nothing: `clear` popped `request_status` first; mori's "
+    "cleanup, discard then emptiness test, pops the set if the discard emptied it, as it does after a "
+    "locked `clear`; the success pruning discards only rooms `clear` already popped), or run on the "
+    "scheduler's thread, as `clear` does (`track_room` from a receiver's constructor), so they never "
+    "interleave with it. (The RuntimeError the census feared needs the discard inside an iteration "
+    "that runs Python code between items; `list(set)` does not.) Re-read after the third sample"
+)
+_CLEANUP_KEEPS_EMPTY_SET = (
+    "the emptiness test runs before the discard, so the cleanup of a set's last room leaves that set, "
+    "empty, under its address instead of popping it (a set already empty is popped, as before; one "
+    "with other rooms loses only its own, as before). Nothing the protocol exposes differs: an empty "
+    "set fails no room on a node failure, and a later room of that prefill is added to it; the state "
+    "stays bounded by one set per prefill address, not per request. That is exactly what the "
+    "stale-tracker right fix `discard_only` does by design (it never pops), so no check may flag it: "
+    "equivalent to a correct fix, though not to hardened's own state. Re-read after the third sample"
 )
 _CLEAR_SPLIT = (
     "the address pop and the tracker lookup are no longer one locked step: between them a failure "
@@ -349,6 +374,19 @@ _RESEND = (
     "kills the prefill between requests). A restart-recovery check where the prefill dies with a "
     "request waiting for its KV: the request resends to the successor and succeeds"
 )
+_RESEND_KEEPS_GENERATION = (
+    "the resend no longer drops the generations this receiver used. `_on_peer_gone` already dropped, "
+    "under the lock and before it marked the receiver, every cached generation that sends to the lost "
+    "endpoint; on the mock transport a prefill's endpoints are all reported gone in one synchronous step "
+    "(a restart or a kill unbinds them together, before any poll), so by the resend nothing the receiver "
+    "used is left to drop, and the simulation's `restart_in_flight` (re-read after the third sample) "
+    "meets the same pool either way. On a transport that reports each endpoint's loss on its own, a "
+    "CP >= 2 receiver resending after cp rank 0's report would reuse cp rank 1's cached dead generation, "
+    "send to it, and resend once more when that loss is reported: the same end, one report later. A "
+    "simulation fault reporting a restarted prefill's endpoint losses one at a time, with a scheduler "
+    "pass between (a mock transport change), and an invariant that a resend sends nothing to an "
+    "endpoint of the generation it lost would catch it"
+)
 _RESEND_UNDECIDED = (
     _RESEND + "; that check would also decide whether this reordering inside the resend path is observable"
 )
@@ -372,6 +410,15 @@ _TIMEOUT_HARDENED = (
     "stale-bootstrap story's wait early). A check whose prefill never answers: after "
     "`waiting_timeout` the request is Failed in the status table, with the timeout reason, its "
     "generation invalidated and an Abort sent"
+)
+_TIMEOUT_LATCH_HARDENED = (
+    "the waiting timeout no longer latches `conclude_state`; it still writes Failed to the status "
+    "table, where hardened keeps it (Failed is terminal: only a new request's Bootstrapping reopens "
+    "the room, and the scheduler constructs receivers on the thread that took this Failed and ends "
+    "the request in that pass with `failure_exception()`, which latches). Every later poll reads "
+    "Failed from the table and latches it there (a peer-loss resend first finds the room not "
+    "WaitingForInput and does nothing), so every poll returns Failed as before. Upstream's "
+    "`_check_waiting_timeout` does not latch either (sglang 0.5.19). Re-read for the fourth sample"
 )
 _ABORT_HARDENED = (
     _THEN + "room-reuse's story aborts only a stale request. A check that aborting an open request on "
@@ -539,7 +586,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "4970211fc5": (GAP, _CLEAR_VS_FAILURE),
     "1fff70f924": (GAP, _CLEAR_VS_FAILURE),
     "8f3b70f5ff": (GAP, _CLEAR_VS_FAILURE),
-    "2721534c5a": (GAP, _CLEAR_VS_FAILURE),
+    "2721534c5a": (EQ, _CLEAR_DISCARD_UNLOCKED),
     "b7817835e1": (GAP, _CLEAR_VS_FAILURE),
     "91e37f7755": (GAP, _CLEAR_VS_FAILURE),
     "70dc2f697a": (GAP, _CLEAR_SPLIT),
@@ -610,7 +657,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "0373acdbb5": (GAP, _STATE_BOUND),
     "c9956f0408": (GAP, _STATE_BOUND),
     "1f6c3e29a3": (GAP, _STATE_BOUND),
-    "f18bfc59d5": (GAP, _STATE_BOUND),
+    "f18bfc59d5": (EQ, _CLEANUP_KEEPS_EMPTY_SET),
     "37f282f0a1": (GAP, _STATE_BOUND),
     "c9fa773d89": (GAP, _STATE_BOUND),
     "08a88a668e": (GAP, _FAILURE_RECORD_CLEAR),
@@ -685,7 +732,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "3a4f993039": (GAP, _TIMEOUT_HARDENED),
     "418cfe9f5c": (GAP, _TIMEOUT_HARDENED),
     "83255b7e9d": (GAP, _TIMEOUT_HARDENED),
-    "f2358348a0": (GAP, _TIMEOUT_HARDENED),
+    "f2358348a0": (EQ, _TIMEOUT_LATCH_HARDENED),
     "a485be9608": (GAP, _TIMEOUT_HARDENED),
     "5414280005": (GAP, _TIMEOUT_HARDENED),
     "ae136f03cc": (GAP, _RESEND),
@@ -698,7 +745,7 @@ JUDGMENTS: dict[str, tuple[str, str]] = {
     "b1161c0643": (GAP, _RESEND),
     "e543feece5": (GAP, _RESEND),
     "67c49b5577": (GAP, _RESEND),
-    "e771974caf": (GAP, _RESEND),
+    "e771974caf": (GAP, _RESEND_KEEPS_GENERATION),
     "e3c468b679": (GAP, _RESEND),
     "93f951e585": (GAP, _RESEND),
     "175bd7fcac": (GAP, _RESEND),

@@ -214,7 +214,9 @@ def markdown(data: dict[str, Any], folder: Path | None = None) -> str:
                 "Detected per stage: "
                 + ", ".join(
                     f"{stage}: {n}"
-                    for stage, n in sorted(Counter(r.get("stage", "") for r in rows if r["stage"]).items())
+                    for stage, n in sorted(
+                        Counter(r["stage"] for r in rows if r["stage"] and r["status"] in DETECTED).items()
+                    )
                 )
                 + ".",
                 "",

@@ -23,7 +23,8 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from types import ModuleType
@@ -51,6 +52,7 @@ BUSY_FETCHES = 50  # a waiting request asks /route at most this often in those p
 HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler wait for each other
 DONE = (KVPoll.Success, KVPoll.Failed)
 DRAIN_PASS = 20.0  # virtual seconds between the scheduler's passes while the drain lets time pass
+SLOW_SEND = 1.0  # slow_send: virtual seconds one message to a paused prefill's rank blocks its sender
 
 
 @dataclass
@@ -62,6 +64,7 @@ class Request:
     inited: bool = False
     sent: bool = False
     sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
+    send_returned_at: float | None = None  # ... and when that call returned (a send may block: slow_send)
     used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
     seen_failed: bool = False  # its status has read Failed while it was open
     aborted: bool = False
@@ -261,6 +264,7 @@ class Cluster:
         request.required = int(table.get(request.room, 1))
         failures = self.net.send_failures
         self._attributed(request, lambda: request.receiver.send_metadata(PAGES), "send_metadata")
+        request.send_returned_at = self.clock.now()
         raised = self.net.send_failures > failures
         self.note(f"decode {request.manager}", f"send_metadata room {request.room}"
                   + (": the send raised" if raised else ""))  # fmt: skip
@@ -295,6 +299,8 @@ class Cluster:
         )
         if status == KVPoll.Failed and written == KVPoll.WaitingForInput and timed_out:
             self._check_invalidated(request, "its waiting timeout fired")
+        if status == KVPoll.Failed and written == KVPoll.WaitingForInput:
+            self._check_timeout_base(request)
         self.end(request, status)
 
     def end(self, request: Request, status: int) -> None:
@@ -557,6 +563,39 @@ class Cluster:
             self.lossy[p].append(float("inf"))  # armed until a message takes it
             self.note(f"prefill {p}", f"the next message to rank {rank % len(endpoints)} is lost")
 
+    def slow_send(self, m: int, p: int) -> None:
+        """The prefill stops taking messages (`pause`) and a request's metadata send to it blocks
+        SLOW_SEND s per message (its ranks' queues are full) before it queues; the scheduler's
+        next pass comes half of that before the waiting timeout, counted from the send's return."""
+        if self.stuck[p] or self.down_since[p] is not None:
+            return
+        self.pause(p)
+        request = self.open_request(m, p, None)
+        if request is None:
+            return
+        self.init(request)
+        with self._blocking_sends(set(self.prefills[p].endpoints)):
+            self.send(request)
+        if request.sent:
+            self.advance(CONFIG.waiting_timeout - SLOW_SEND / 2, "slow_send")
+
+    @contextmanager
+    def _blocking_sends(self, endpoints: set[str]) -> Iterator[None]:
+        """Each message to `endpoints` takes SLOW_SEND s of virtual time before it goes out."""
+        deliver = self.net.deliver
+
+        def blocking(endpoint: str, frames: list[bytes]) -> None:
+            if endpoint in endpoints:
+                self.clock.advance(SLOW_SEND)
+                self.note("clock", f"a send to {endpoint} blocks: +{SLOW_SEND:g} s")
+            deliver(endpoint, frames)
+
+        self.net.deliver = blocking  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            del self.net.deliver
+
     def delay_status(self, m: int) -> None:
         self.net.delay(2 * CONFIG.heartbeat_interval, 1, endpoint=f"tcp://{self.managers[m].inbox.endpoint}")
         self.note(f"decode {m}", "the next message to its inbox is held for 10 s")
@@ -691,6 +730,24 @@ class Cluster:
                         )
                 self.known[m][p] = False
             self.known_when_down[p] = [False] * len(self.managers)
+
+    def _check_timeout_base(self, request: Request) -> None:
+        """timeout-counts-from-send: a poll that turns a request WaitingForInput -> Failed, its
+        prefill never away since the send (no restart, kill or slow registration to give up on),
+        is its waiting timeout: a waiting timeout after its send_metadata returned."""
+        returned, sent = request.send_returned_at, request.sent_at
+        if returned is None or sent is None or self._away_since(request.prefill, sent):
+            return
+        waited = self.clock.now() - returned
+        if waited < CONFIG.waiting_timeout:
+            self.broke("timeout-counts-from-send", f"room {request.room} on decode {request.manager} failed "
+                       f"while waiting for its KV {waited:g} s after its send_metadata returned (at "
+                       f"{returned:g} s; called at {sent:g} s): the waiting timeout is "
+                       f"{CONFIG.waiting_timeout:g} s")  # fmt: skip
+
+    def _away_since(self, p: int, since: float) -> bool:
+        """Whether prefill `p` restarted, died or was slow to register at or after `since`."""
+        return any(end is None or end >= since for _, end, _ in self.outages[p]) or self.stuck[p]
 
     def _check_recovered(self, request: Request) -> None:
         """restart-recovered: a request whose prefill lost or held none of its messages (no drop,

@@ -117,6 +117,14 @@ _ALL = (
         f"HARDEN(failure-records), {AFTER_24539}: records only for a request that failed",
     ),
     Invariant(
+        "timeout-counts-from-send", "failure-records",
+        "a request fails on its waiting timeout only once the timeout passed since its metadata send "
+        "returned: a send that blocked (a full queue) does not eat into the request's wait",
+        f"{PR}36029, `send_metadata`: `init_time` is set once every send returned (sglang 0.5.19, "
+        "https://pypi.org/project/sglang/0.5.19/), and `_check_waiting_timeout` counts from it; "
+        f"HARDEN(failure-records), {AFTER_24539}: a record names a failure that happened",
+    ),
+    Invariant(
         "exception-latches-failed", "failure-records",
         "once the scheduler took a request's exception (`failure_exception()`), also for a request that "
         "failed on another decode rank (its own poll had not failed), its receiver polls Failed, raising "

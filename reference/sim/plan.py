@@ -53,6 +53,8 @@ FAULTS = {
     "stuck": "a prefill restarts and its ranks take twice the waiting timeout to register (/route: 503)",
     "pause": "a prefill stops answering for longer than the waiting timeout, /health still up",
     "drop": "the next message to a prefill rank is lost",
+    "slow_send": "a prefill stops taking messages and a metadata send to it blocks 1 s per message; "
+    "the scheduler polls it 0.5 s before its waiting timeout, counted from the send's return",
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
     "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",

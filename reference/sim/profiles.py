@@ -32,6 +32,7 @@ PROFILES: dict[str, Profile] = {
             "late_record",
             "mooncake",
             "rank_failed",
+            "slow_send",
         )
     ),
     "room-reuse": Profile(

@@ -129,6 +129,9 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.pause(p)
     elif kind == "drop":
         c.drop(p, b)
+    elif kind == "slow_send":
+        c.slow_send(m, p)
+        _poll_all(c, a)
     elif kind == "delay_status":
         c.delay_status(m)
     elif kind == "hb_miss":

@@ -1,0 +1,77 @@
+"""The simulation's `timeout-counts-from-send`: a request's waiting timeout counts from the
+return of its metadata send, so a send that blocks (`slow_send`: a paused prefill's full
+queues) does not eat into the wait.
+
+It holds on the fixed and hardened forms and breaks on the semantic mutants that set
+`init_time` before the sends (`reference.mutate`: fixed `5241adac8c`, hardened
+`e0cda5583d`), built here through the mutation API as the mutation run builds them.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+from upstream_wheels import wheel
+
+import reference.fixed
+import reference.hardened
+from reference.mutate.mutants import ROOT, edit_key
+from reference.mutate.operators import Source, mutate
+from reference.mutate.runner import _copy
+from reference.sim.invariants import checked_by
+from reference.sim.plan import Plan
+from reference.sim.profiles import PROFILES
+from reference.sim.run import run_plan
+from reference.upstream import load_sglang
+from reference.variants import load_impl
+
+INIT_TIME_BEFORE_SENDS = {"fixed": "5241adac8c", "hardened": "e0cda5583d"}
+ONLY = frozenset({"timeout-counts-from-send"})
+
+
+def _mutant(variant: str, key: str, workdir: Path) -> types.ModuleType:
+    """The variant package with the one mutant `key` of its receiver.py applied."""
+    code = (ROOT / "reference" / variant / "receiver.py").read_text()
+    spans = Source(code).function_lines()
+    edit = next(e for e in mutate(code) if edit_key(variant, "receiver.py", code, e, spans) == key)
+    path = _copy(variant, workdir, f"mutant_{key}", ("receiver.py", edit.source))
+    return load_impl(str(path)).module
+
+
+def _plan(prefills: list[tuple[int, int]], sockets: str, steps: list[tuple[str, int, int]]) -> Plan:
+    return Plan(0, 1, prefills, sockets, ["slow_send"], steps)
+
+
+TOPOLOGIES = [([(1, 1)], "upstream"), ([(2, 2)], "fail-fast")]
+
+
+@pytest.mark.parametrize("variant", [reference.fixed, reference.hardened], ids=["fixed", "hardened"])
+@pytest.mark.parametrize(("prefills", "sockets"), TOPOLOGIES)
+def test_a_blocking_send_does_not_shorten_the_wait_on_the_correct_forms(variant, prefills, sockets) -> None:
+    steps = [("slow_send", 0, 0), ("wait", 0, 0), ("timeout", 0, 0), ("slow_send", 1, 0)]
+    assert run_plan(variant, _plan(prefills, sockets, steps), ONLY).violation is None
+
+
+@pytest.mark.parametrize("variant", sorted(INIT_TIME_BEFORE_SENDS))
+@pytest.mark.parametrize(("prefills", "sockets"), TOPOLOGIES)
+def test_init_time_set_before_the_sends_fails_inside_the_wait(variant, prefills, sockets, tmp_path) -> None:
+    mutant = _mutant(variant, INIT_TIME_BEFORE_SENDS[variant], tmp_path)
+    broke = run_plan(mutant, _plan(prefills, sockets, [("slow_send", 0, 0)]), ONLY).violation
+    assert broke is not None and broke.invariant == "timeout-counts-from-send"
+    assert "299.5 s after its send_metadata returned" in broke.detail
+
+
+@pytest.mark.upstream
+@pytest.mark.parametrize("version", ["0.5.19", "0.5.23"])
+def test_upstream_counts_the_wait_from_the_send(version) -> None:
+    """Upstream sets `init_time` once its sends returned: a blocking send leaves its wait whole."""
+    upstream = load_sglang(str(wheel(version))).module
+    steps = [("slow_send", 0, 0), ("wait", 0, 0), ("timeout", 0, 0), ("slow_send", 1, 0)]
+    assert run_plan(upstream, _plan([(2, 2)], "upstream", steps), ONLY).violation is None
+
+
+def test_failure_records_checks_it_and_draws_the_fault() -> None:
+    assert "timeout-counts-from-send" in checked_by("failure-records")
+    assert "slow_send" in PROFILES["failure-records"].faults
