@@ -58,10 +58,27 @@ DEEP_BUDGET = 30.0  # the lesson's explorations share 40% of it: over 1 s each f
 NOT_YET_DEEP = "caught once the explorations are deep checks (an interleaving inside one call)"
 
 
+def exploration_pool(lesson_id: str) -> float:
+    """Seconds the lesson's explorations share in the default run (every lesson, the default
+    `--budget`): the most one of them can have there, so a wrong fix that one exploration
+    must catch runs that exploration alone within it."""
+    from reference.harness import deep
+    from reference.sim.check import share_of
+    from reference.sim.profiles import PROFILES
+
+    lessons = list(LESSONS.values())
+    budget = deep.lesson_budgets(lessons, deep.DEFAULT_BUDGET, Options(), lessons)[lesson_id]
+    return budget * (1.0 - share_of(lesson_id)) if lesson_id in PROFILES else budget
+
+
 def wrong_fix_options(catching: str, lesson_id: str | None = None) -> Options:
-    """Quick for a hand-built check; the deep checks, with a budget, for the simulation.
+    """Quick for a hand-built check; one named exploration alone within what the default run
+    gives the lesson's explorations; the deep checks, with a budget, for the simulation.
     With `lesson_id`, the budget leaves the simulation SIM_BUDGET itself, whatever share
     the lesson's explorations take (a lesson that gains one keeps its measured plans)."""
+    if catching.startswith("explore-"):
+        assert lesson_id, "an exploration's budget is its lesson's"
+        return Options(check=catching, budget=exploration_pool(lesson_id))
     if catching not in ("simulation", DEEP):
         return Options(quick=True)
     if catching == DEEP:  # an exploration catches it: time for each exploration's first round

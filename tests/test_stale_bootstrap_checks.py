@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from checklist_gallery import DEEP, assert_caught, gallery_case, wrong_fix_options
+from checklist_gallery import assert_caught, gallery_case, wrong_fix_options
 
 import reference.buggy
 import reference.fixed
@@ -54,8 +54,8 @@ CAUGHT_BY = {
     f"{GALLERY}.refresh_in_place": "replacement-survives",
     f"{GALLERY}.invalidate_on_clear": "success-keeps-cache",
     f"{GALLERY}.equal_not_identical": "simulation",
-    f"{GALLERY}.unlocked_identity": DEEP,
-    f"{GALLERY}.unlocked_lookup": DEEP,
+    f"{GALLERY}.unlocked_identity": "explore-invalidation-vs-replacement",
+    f"{GALLERY}.unlocked_lookup": "explore-hit-vs-eviction",
 }
 # Wrong fixes every hand-built check passes: the simulation catches `equal_not_identical`
 # (invariant `invalidate-own-only`); the other two race inside one call and an exploration
@@ -107,8 +107,8 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT)
 def test_wrong_fix_is_caught(module, check_id):
-    result = run_lesson(LESSON, load_impl(module), wrong_fix_options(check_id))
-    assert_caught(result, check_id)  # DEEP: whichever deep check (an exploration) catches it
+    result = run_lesson(LESSON, load_impl(module), wrong_fix_options(check_id, LESSON.id))
+    assert_caught(result, check_id)
 
 
 def test_the_cli_rejects_a_wrong_fix():
