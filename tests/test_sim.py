@@ -175,7 +175,10 @@ def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, capsys: pytest.Capture
     assert len(err) == 2 and all(line.startswith("python -m reference --replay: error:") for line in err)
 
 
-def test_a_budget_too_small_to_decide_is_unknown() -> None:
+def test_a_budget_too_small_to_decide_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The time bound is 3 x what the 30 planned runs cost at the variant's rate: a form that
+    # claims 1,000 runs a second gets 0.09 s for them, and runs out.
+    monkeypatch.setattr(reference.fixed, "SIM_RUNS_PER_SECOND", 1_000, raising=False)
     outcome = search(reference.fixed, PROFILES["stale-bootstrap"], "upstream", seed=0, budget=0.01)
     assert outcome.verdict == "unknown" and outcome.runs < outcome.planned == 30
 

@@ -29,7 +29,7 @@ from reference.sim.run import Run, run_plan
 
 MIN_RUNS = 30
 RUNS_PER_SECOND = 12  # planned per second of budget: a 2-core machine runs 7 (tests on both cores) to 25
-OVERRUN = 3.0  # the planned runs may take this many times the budget before the search gives up
+OVERRUN = 3.0  # the planned runs may take this many times their cost at the rate before the search stops
 ROUNDS, ROUND_SEEDS = 8, 1_000_003  # Hypothesis rounds at most, and how far apart their seeds are
 
 
@@ -37,6 +37,12 @@ def planned_runs(budget: float, rate: float = RUNS_PER_SECOND) -> int:
     """Runs planned for `budget` seconds at `rate` runs a second (a variant may declare its
     own, `SIM_RUNS_PER_SECOND`: an upstream release's runs are slower)."""
     return max(MIN_RUNS, int(budget * rate))
+
+
+def planned_seconds(budget: float, rate: float = RUNS_PER_SECOND) -> float:
+    """What the planned runs cost at `rate`: the budget, or more where MIN_RUNS is above
+    what it buys (a small share of `--budget`, a variant with slow runs)."""
+    return max(budget, planned_runs(budget, rate) / rate)
 
 
 @dataclass
@@ -53,8 +59,9 @@ def search(
     checking: frozenset[str] | None = None,
 ) -> Outcome:  # fmt: skip
     started = time.perf_counter()
-    deadline = started + OVERRUN * budget
-    planned, runs = planned_runs(budget, getattr(variant, "SIM_RUNS_PER_SECOND", RUNS_PER_SECOND)), 0
+    rate = getattr(variant, "SIM_RUNS_PER_SECOND", RUNS_PER_SECOND)
+    planned, runs = planned_runs(budget, rate), 0
+    deadline = started + OVERRUN * planned_seconds(budget, rate)
     failing: list[Run] = []
 
     def attempts(round_seed: int, examples: int) -> None:
