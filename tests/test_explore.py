@@ -24,6 +24,7 @@ BUGGY_SYMPTOMS = {
     "cp-rank-refuses": "but the cache keeps",
     "late-cleanup-keeps-new-set": "of the re-registered prefill is tracked nowhere",
     "late-cleanup-keeps-reused-room": "reused by a new request, is tracked nowhere",
+    "late-cleanup-keeps-equal-set": "reused by a new request, is tracked nowhere",
     "cleanup-untracks-finished-room": "of a new request on the same prefill is tracked nowhere",
     "no-record-after-clear": "keeps a failure record",
 }

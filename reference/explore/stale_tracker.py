@@ -24,6 +24,17 @@ reused room from it (a re-registration under a new room id cannot show this: the
 room is in its set by the time the cleanup's locked second step runs). The failure
 thread is thread 0: frontrun's search finds that order only from there.
 
+Property `late-cleanup-keeps-equal-set` (HARDEN(stale-tracker): the cleanup pops the address
+only if the set it holds is still the one in the tracker): the same threads as
+`late-cleanup-keeps-reused-room`, the cleanup as thread 0, so the search reaches the order
+where its first locked step (address popped, set fetched) comes before the failure and its
+second after the room id's reuse. The reused request's new set then holds exactly what the
+old one held ({OLD}): a cleanup that asks whether its set is still the tracker's by
+contents (`==`, not identity) takes the new set for its own and pops it. Whatever the
+interleaving, nothing raises and the reused OLD is still tracked at the end. (frontrun's
+search meets that order only from this thread order; from the other it meets the
+wrong fix that looks its set up after its first step.)
+
 Property `clear-keeps-reused-room` (HARDEN(stale-tracker)): the scheduler clears room
 OLD (`clear(OLD)`) while a new request reuses the room id OLD on the same prefill: once
 OLD's address mapping is gone (the old request's tracking is over) it tracks OLD there
@@ -162,6 +173,16 @@ PROPERTIES = (
         needs=("KVManager", "KVManager._handle_node_failure", "KVManager._cleanup_room_tracking"),
         setup=World,
         workers=(("failure-room-reused", failure_then_room_reused), ("mori-cleanup", mori_cleanup)),
+        check=check_reused,
+    ),
+    Property(
+        lesson="stale-tracker",
+        id="late-cleanup-keeps-equal-set",
+        claim="a cleanup that fetched its set before a failure never pops the equal set a new request "
+        "re-tracking the same room id put there",
+        needs=("KVManager", "KVManager._handle_node_failure", "KVManager._cleanup_room_tracking"),
+        setup=World,
+        workers=(("mori-cleanup", mori_cleanup), ("failure-room-reused", failure_then_room_reused)),
         check=check_reused,
     ),
     Property(

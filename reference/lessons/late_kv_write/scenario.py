@@ -87,11 +87,19 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         from reference.netns import runs
 
         return runs.observe("pause", variant)
+    return _story(variant, options)
+
+
+def _story(variant: ModuleType, options: Options, reused: bool = False) -> Observation:
+    """The story; `reused`: room A's id was a request P's, which succeeded and is cleared late."""
     room_a, room_b = random.Random(options.seed).sample(range(1, 1 << 40), 2)
     timeline: list[Event] = []
     pages = Pages(PAGES)
     with open_world(variant, "mock", sockets=options.sockets) as world:
         world.start()
+        previous = _succeeded(world, room_a, pages.take(PAGES_PER_REQUEST, set())) if reused else None
+        if reused and previous is None:
+            return Observation("unknown", "the check did not set up: P, the room id's first request, failed")
         # The prefill holds A's metadata (paused, or cut off) and, behind it on the same
         # connection, the abort A's timeout sends: both reach its ranks LATE seconds late.
         world.transport.delay(LATE, count=TP_SIZE, tag=wire.METADATA)
@@ -100,6 +108,10 @@ def observe(variant: ModuleType, options: Options) -> Observation:
         a = _request(world, room_a, a_pages)
         a_status = world._wait(a)  # nothing comes back: the waiting timeout fails it
         a.clear()
+        if previous is not None:  # P's clear comes late, after A's; its pages are freed before A's
+            receiver, p_pages = previous
+            receiver.clear()
+            pages.give_back(p_pages)
         pages.give_back(a_pages)
         timeline.append(Event(world.clock.now(), f"A {KVPoll(a_status).name}, cleared", f"pages {a_pages}"))
         world.clock.advance(B_AFTER)  # the next request comes once any time-bound hold is over
@@ -122,6 +134,22 @@ def observe(variant: ModuleType, options: Options) -> Observation:
             "shared_pages": sorted(set(a_pages) & set(b_pages)), "held_seconds": LATE,
         }  # fmt: skip
     return _verdict(details, timeline)
+
+
+def _succeeded(world: World, room: int, pages: list[int]) -> tuple[Any, list[int]] | None:
+    """A request P on `room` that every rank answered (Success), not yet cleared; None if it failed."""
+    receiver = _request(world, room, pages)
+    return (receiver, pages) if world._wait(receiver) == KVPoll.Success else None
+
+
+def reused_room(variant: ModuleType, options: Options) -> Observation:
+    """The story with room A's id reused: request P had it first, succeeded (all its ranks
+    answered), and its clear comes only after A's (the room-reuse lesson's late clear). A's
+    pages must stay held until A's own ranks answer: answers P's ranks gave count for P, never
+    for A, whatever a fix counts them by."""
+    seen = _story(variant, options, reused=True)
+    return Observation(seen.verdict, f"A's room id was P's (Success, cleared late): {seen.symptom}",
+                       seen.timeline, seen.details)  # fmt: skip
 
 
 def _verdict(d: dict[str, Any], timeline: list[Event]) -> Observation:
@@ -215,6 +243,14 @@ LESSON = Lesson(
             source="HARDEN(late-kv-write), residual after every fix: pages are held while a prefill "
             "may still write them",
             body=ranks_resume_apart,
+        ),
+        Check(
+            id="reused-room-counts-own-answers",
+            claim="a failed request on a reused room id holds its pages until its own ranks answered, "
+            "whatever the room's previous request was told",
+            source="HARDEN(late-kv-write): statuses are counted per open request (a reopened room "
+            "starts at none), and a request ends holding its pages for the answers still due",
+            body=reused_room,
         ),
         *exploration_checks("late-kv-write"),
     ),
