@@ -64,7 +64,7 @@ class Request:
     inited: bool = False
     sent: bool = False
     sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
-    send_returned_at: float | None = None  # ... and when that call returned (a send may block: slow_send)
+    send_returned_at: float | None = None  # ... and when it returned, unraised (it may block: slow_send)
     used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
     seen_failed: bool = False  # its status has read Failed while it was open
     aborted: bool = False
@@ -264,8 +264,8 @@ class Cluster:
         request.required = int(table.get(request.room, 1))
         failures = self.net.send_failures
         self._attributed(request, lambda: request.receiver.send_metadata(PAGES), "send_metadata")
-        request.send_returned_at = self.clock.now()
         raised = self.net.send_failures > failures
+        request.send_returned_at = None if raised else self.clock.now()  # a raised send fails on itself
         self.note(f"decode {request.manager}", f"send_metadata room {request.room}"
                   + (": the send raised" if raised else ""))  # fmt: skip
         if raised:
