@@ -103,3 +103,15 @@ def test_a_send_that_raised_is_not_a_waiting_timeout() -> None:
     run = run_plan(reference.fixed, plan, STALE_BOOTSTRAP)
     assert run.violation is None
     assert any("the send raised" in event for _, _, event in run.log), run.log
+
+
+@pytest.mark.upstream
+def test_an_aborted_request_is_not_a_waiting_timeout() -> None:
+    """Before #36029 (0.5.11) `abort()` latches the receiver Failed and leaves the manager's
+    status WaitingForInput: the request fails on its abort, at once, not on its wait."""
+    upstream = load_sglang(str(wheel("0.5.11"))).module
+    plan = Plan(0, 1, [(1, 1)], "upstream", ["latency"], [("request", 0, 0), ("abort", 2, 7)])  # in flight
+    run = run_plan(upstream, plan, STALE_BOOTSTRAP)
+    assert run.violation is None
+    events = [event for _, _, event in run.log]
+    assert "abort room 101" in events and "poll room 101: Failed" in events, events

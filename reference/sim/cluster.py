@@ -736,8 +736,8 @@ class Cluster:
         prefill never away since the send (no restart, kill or slow registration to give up on),
         is its waiting timeout: a waiting timeout after its send_metadata returned."""
         returned, sent = request.send_returned_at, request.sent_at
-        if returned is None or sent is None or self._away_since(request.prefill, sent):
-            return
+        if returned is None or sent is None or request.aborted or self._away_since(request.prefill, sent):
+            return  # no send that went out, an abort (it fails the request at once), or a prefill away
         waited = self.clock.now() - returned
         if waited < CONFIG.waiting_timeout:
             self.broke("timeout-counts-from-send", f"room {request.room} on decode {request.manager} failed "
