@@ -5,6 +5,8 @@ queues) does not eat into the wait.
 It holds on the fixed and hardened forms and breaks on the semantic mutants that set
 `init_time` before the sends (`reference.mutate`: fixed `5241adac8c`, hardened
 `e0cda5583d`), built here through the mutation API as the mutation run builds them.
+Lessons failure-records and stale-bootstrap check it; on fixed only stale-bootstrap can
+tell the mutant apart (failure-records is a residual lesson, `bug` on fixed already).
 """
 
 from __future__ import annotations
@@ -72,6 +74,44 @@ def test_upstream_counts_the_wait_from_the_send(version) -> None:
     assert run_plan(upstream, _plan([(2, 2)], "upstream", steps), ONLY).violation is None
 
 
-def test_failure_records_checks_it_and_draws_the_fault() -> None:
-    assert "timeout-counts-from-send" in checked_by("failure-records")
-    assert "slow_send" in PROFILES["failure-records"].faults
+@pytest.mark.parametrize("lesson", ["failure-records", "stale-bootstrap"])
+def test_the_lessons_check_it_and_draw_the_fault(lesson) -> None:
+    assert "timeout-counts-from-send" in checked_by(lesson)
+    assert "slow_send" in PROFILES[lesson].faults
+
+
+STALE_BOOTSTRAP = checked_by("stale-bootstrap")
+
+
+@pytest.mark.parametrize(("prefills", "sockets"), TOPOLOGIES)
+def test_stale_bootstrap_tells_the_fixed_form_from_its_init_time_mutant(prefills, sockets, tmp_path) -> None:
+    """On fixed, failure-records is already `bug` (a residual lesson): stale-bootstrap, where
+    fixed is `ok`, is the lesson whose invariants must hold on fixed and break on the mutant."""
+    plan = _plan(prefills, sockets, [("slow_send", 0, 0), ("wait", 0, 0), ("slow_send", 1, 0)])
+    assert run_plan(reference.fixed, plan, STALE_BOOTSTRAP).violation is None
+    mutant = _mutant("fixed", INIT_TIME_BEFORE_SENDS["fixed"], tmp_path)
+    broke = run_plan(mutant, plan, STALE_BOOTSTRAP).violation
+    assert broke is not None and broke.invariant == "timeout-counts-from-send"
+
+
+def test_a_send_that_raised_is_not_a_waiting_timeout() -> None:
+    """On fixed, a send to a restarted prefill's old ports raises (fail-fast sockets) and the
+    request fails at once, on the send: the waiting timeout's invariant does not apply to it.
+    (Hardened takes the restart otherwise: its test above and the simulation cover it.)"""
+    plan = Plan(0, 1, [(1, 1)], "fail-fast", ["restart_new"], [("restart_new", 0, 0), ("wait", 0, 0),
+                                                                ("request", 0, 0)])  # fmt: skip
+    run = run_plan(reference.fixed, plan, STALE_BOOTSTRAP)
+    assert run.violation is None
+    assert any("the send raised" in event for _, _, event in run.log), run.log
+
+
+@pytest.mark.upstream
+def test_an_aborted_request_is_not_a_waiting_timeout() -> None:
+    """Before #36029 (0.5.11) `abort()` latches the receiver Failed and leaves the manager's
+    status WaitingForInput: the request fails on its abort, at once, not on its wait."""
+    upstream = load_sglang(str(wheel("0.5.11"))).module
+    plan = Plan(0, 1, [(1, 1)], "upstream", ["latency"], [("request", 0, 0), ("abort", 2, 7)])  # in flight
+    run = run_plan(upstream, plan, STALE_BOOTSTRAP)
+    assert run.violation is None
+    events = [event for _, _, event in run.log]
+    assert "abort room 101" in events and "poll room 101: Failed" in events, events

@@ -64,7 +64,7 @@ class Request:
     inited: bool = False
     sent: bool = False
     sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
-    send_returned_at: float | None = None  # ... and when that call returned (a send may block: slow_send)
+    send_returned_at: float | None = None  # ... and when it returned, unraised (it may block: slow_send)
     used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
     seen_failed: bool = False  # its status has read Failed while it was open
     aborted: bool = False
@@ -264,8 +264,8 @@ class Cluster:
         request.required = int(table.get(request.room, 1))
         failures = self.net.send_failures
         self._attributed(request, lambda: request.receiver.send_metadata(PAGES), "send_metadata")
-        request.send_returned_at = self.clock.now()
         raised = self.net.send_failures > failures
+        request.send_returned_at = None if raised else self.clock.now()  # a raised send fails on itself
         self.note(f"decode {request.manager}", f"send_metadata room {request.room}"
                   + (": the send raised" if raised else ""))  # fmt: skip
         if raised:
@@ -736,8 +736,8 @@ class Cluster:
         prefill never away since the send (no restart, kill or slow registration to give up on),
         is its waiting timeout: a waiting timeout after its send_metadata returned."""
         returned, sent = request.send_returned_at, request.sent_at
-        if returned is None or sent is None or self._away_since(request.prefill, sent):
-            return
+        if returned is None or sent is None or request.aborted or self._away_since(request.prefill, sent):
+            return  # no send that went out, an abort (it fails the request at once), or a prefill away
         waited = self.clock.now() - returned
         if waited < CONFIG.waiting_timeout:
             self.broke("timeout-counts-from-send", f"room {request.room} on decode {request.manager} failed "

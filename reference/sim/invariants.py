@@ -123,6 +123,7 @@ _ALL = (
         f"{PR}36029, `send_metadata`: `init_time` is set once every send returned (sglang 0.5.19, "
         "https://pypi.org/project/sglang/0.5.19/), and `_check_waiting_timeout` counts from it; "
         f"HARDEN(failure-records), {AFTER_24539}: a record names a failure that happened",
+        ("stale-bootstrap",),
     ),
     Invariant(
         "exception-latches-failed", "failure-records",
