@@ -184,7 +184,8 @@ _INIT_TIME_EARLY = (
     "return) and its invariant `timeout-counts-from-send` (added after the third sample) catch it; they "
     "run in failure-records' profile, where the fixed form is `bug` anyway, so "
     "the fixed mutant is told apart only once a fix lesson (stale-bootstrap: the waiting timeout is "
-    "PR 36029's) checks that invariant too; hardened's (`e0cda5583d`) is caught"
+    "PR 36029's) checks that invariant too; hardened's (`e0cda5583d`) is caught. Since 2026-12-06 "
+    "stale-bootstrap's simulation checks it and kills the fixed one too"
 )
 
 # -- hardened -------------------------------------------------------------------------
@@ -267,7 +268,8 @@ _IS_NOT_SET = (
     "`!=` compares the sets' contents: a re-registered prefill's new set with the same rooms (a "
     "reused room id re-tracked) passes as 'ours', and the cleanup then discards from the old set "
     "and pops the new one (the stale-tracker bug). A stale-tracker check whose re-registered "
-    "prefill tracks the same room id again"
+    "prefill tracks the same room id again: since 2026-12-06 the exploration "
+    "`late-cleanup-keeps-equal-set` (the cleanup's thread first), which kills it"
 )
 _PEER_GONE_LOCK = (
     "`_on_peer_gone` deletes pool entries without the lock, against receivers' locked "
@@ -921,7 +923,8 @@ _HELD_LOCK = (
 )
 _ANSWERS_REUSE = (
     "a reopened room starts with the previous request's answer count, so `_hold_pages_in_doubt` holds "
-    "too few ranks' worth. A late-kv-write check with a reused room id"
+    "too few ranks' worth. A late-kv-write check with a reused room id: since 2026-12-06 "
+    "`reused-room-counts-own-answers`, which kills it"
 )
 _ANSWERS_COUNT = (
     "answers are no longer counted, so a failed request holds its pages for every rank, also those that "
