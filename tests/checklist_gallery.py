@@ -71,14 +71,15 @@ def exploration_pool(lesson_id: str) -> float:
     return budget * (1.0 - share_of(lesson_id)) if lesson_id in PROFILES else budget
 
 
+def exploration_options(catching: str, lesson_id: str) -> Options:
+    """One named exploration alone, within what the default run gives the lesson's explorations."""
+    return Options(check=catching, budget=exploration_pool(lesson_id))
+
+
 def wrong_fix_options(catching: str, lesson_id: str | None = None) -> Options:
-    """Quick for a hand-built check; one named exploration alone within what the default run
-    gives the lesson's explorations; the deep checks, with a budget, for the simulation.
+    """Quick for a hand-built check; the deep checks, with a budget, for the simulation.
     With `lesson_id`, the budget leaves the simulation SIM_BUDGET itself, whatever share
     the lesson's explorations take (a lesson that gains one keeps its measured plans)."""
-    if catching.startswith("explore-"):
-        assert lesson_id, "an exploration's budget is its lesson's"
-        return Options(check=catching, budget=exploration_pool(lesson_id))
     if catching not in ("simulation", DEEP):
         return Options(quick=True)
     if catching == DEEP:  # an exploration catches it: time for each exploration's first round

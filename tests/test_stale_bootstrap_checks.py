@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from checklist_gallery import assert_caught, gallery_case, wrong_fix_options
+from checklist_gallery import assert_caught, exploration_options, gallery_case, wrong_fix_options
 
 import reference.buggy
 import reference.fixed
@@ -107,7 +107,9 @@ def test_the_gallery_is_complete():
 
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT)
 def test_wrong_fix_is_caught(module, check_id):
-    result = run_lesson(LESSON, load_impl(module), wrong_fix_options(check_id, LESSON.id))
+    explored = check_id.startswith("explore-")
+    options = exploration_options(check_id, LESSON.id) if explored else wrong_fix_options(check_id)
+    result = run_lesson(LESSON, load_impl(module), options)
     assert_caught(result, check_id)
 
 
