@@ -1,5 +1,5 @@
 """Check `rendezvous-abort-told` (configuration `prefill_complete`, 0.5.23:
-`reference/lessons/failed_resurrect/checks_rendezvous.py`).
+`reference/upstream/configured/failed_resurrect_rendezvous.py`).
 
 Its verdict is pinned on the unmodified 0.5.23 tree (`ok`) and on the two mutants of
 `CommonKVReceiver.abort` it was written for (`bug`; `reference/upstream/trees.py` makes the

@@ -14,6 +14,7 @@ drive only components the variant declares unavailable (its `UNAVAILABLE`).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -40,6 +41,20 @@ class Check:
     # `CONFIGURATIONS`, e.g. `staging`): only a variant that offers it runs the check, on
     # the module of that configuration; "" is the variant as it is.
     configuration: str = ""
+
+
+def deferred(module: str, name: str) -> Body:
+    """The body `name` of `module`, imported when the check first runs. The bodies of checks
+    that only an upstream configuration runs live with those configurations
+    (`reference/upstream/configured/`), which import the lessons' worlds: a lesson naming
+    them this way imports none of upstream's adapter, and no import cycle forms."""
+
+    def body(variant: ModuleType, options: Options) -> Observation:
+        found: Body = getattr(importlib.import_module(module), name)
+        return found(variant, options)
+
+    body.__name__ = body.__qualname__ = name
+    return body
 
 
 def overall(results: Sequence[CheckResult]) -> Verdict:

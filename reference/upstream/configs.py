@@ -120,7 +120,7 @@ def offered(load: UpstreamLoad) -> dict[str, Configuration]:
     return found
 
 
-# The sender methods the prefill-side checks drive (`prefill.py`, `checks_configured.py`).
+# The sender methods the prefill-side checks drive (`prefill.py`, `configured/failed_resurrect.py`).
 SENDER_DRIVEN = ("__init__", "init", "send", "poll", "abort", "mark_prefill_complete", "clear")
 
 

@@ -540,7 +540,7 @@ checks: 24 and 28 again, 20 (the reset of a poisoned room deleted from `update_s
 configuration (no deferred allocation, no poisoned rooms), so none of its survivors can meet
 these checks.
 Then a fifth, `rendezvous-abort-told` (configuration `prefill_complete`,
-`lessons/failed_resurrect/checks_rendezvous.py`): decode receivers whose `init` really fetched
+`upstream/configured/failed_resurrect_rendezvous.py`): decode receivers whose `init` really fetched
 the prefill's ranks and sent its BOOTSTRAP (a reference prefill whose bootstrap server
 announces the policy); a request given up on (its wait for the prefill's forward timed out,
 or aborted while waiting) has told each rank once when it reads Failed, and a request that

@@ -25,15 +25,14 @@ import threading
 from types import ModuleType
 
 from reference.harness.capture import thread_errors
-from reference.harness.checks import Check
+from reference.harness.checks import Check, deferred
 from reference.harness.options import Options
 from reference.harness.result import Observation
-from reference.lessons.failed_resurrect import checks_configured as configured
-from reference.lessons.failed_resurrect import checks_rendezvous as rendezvous
 from reference.status import KVPoll
 from reference.transport.mock import MockNetwork
 
 PR = "https://github.com/sgl-project/sglang/pull/24539"
+CONFIGURED = "reference.upstream.configured.failed_resurrect"
 # Where a room's life can stand when its request is cleared, and the writes that get it there.
 PATHS: dict[str, tuple[KVPoll, ...]] = {
     "Bootstrapping": (KVPoll.Bootstrapping,),
@@ -146,14 +145,15 @@ CHECKS = (
         f"update_status: the present-room branch is unchanged, Failed overrides ({PR})",
         open_room_takes_failed,
     ),
-    # In upstream's `prefill_complete` configuration (reference/upstream/configs.py); our
-    # forms do not model that allocation policy, so only a variant offering it runs these.
+    # In upstream's `prefill_complete` and `deferred_release` configurations
+    # (reference/upstream/configs.py); our forms model neither, so only a variant offering
+    # one runs these. Their bodies live with the configurations (reference/upstream/configured).
     Check(
         "retired-receiver-abort",
         "a late abort of a cleared request reads Failed on its receiver, its room left alone (reused or not)",
         "CommonKVReceiver.abort/clear under prefill_complete (0.5.23): a cleared receiver no longer owns its "
         f"room; the abort fix's promise that a late Failed never lands on a cleared room ({PR})",
-        configured.retired_receiver_abort,
+        deferred(CONFIGURED, "retired_receiver_abort"),
         configuration="prefill_complete",
     ),
     Check(
@@ -161,7 +161,7 @@ CHECKS = (
         "a room the prefill fails is told to its decode as Failed once, never ready; a completed one, ready",
         "CommonKVManager.update_status under prefill_complete (0.5.23): a Failed for a present room tells "
         f"the rendezvous table, which tells the decode (_notify_bootstrap) ({PR})",
-        configured.prefill_failure_told,
+        deferred(CONFIGURED, "prefill_failure_told"),
         configuration="prefill_complete",
     ),
     Check(
@@ -169,7 +169,7 @@ CHECKS = (
         "a room whose send failed unsettled is never ABORT_ACKed; the next request reusing its id is, once",
         "CommonKVManager.update_status under deferred KV release (0.5.23): a room's opening status drops "
         f"the deferred-ACK state (poisoned rooms) a previous request of the id left ({PR})",
-        configured.reused_room_abort_acked,
+        deferred(CONFIGURED, "reused_room_abort_acked"),
         configuration="deferred_release",
     ),
     Check(
@@ -177,7 +177,7 @@ CHECKS = (
         "a room whose abort the prefill acknowledged stays Failed when another decode rank's metadata comes",
         "CommonKVManager.update_status (0.5.23): Failed is terminal, the max() would lift it; under deferred "
         f"KV release the ABORT_ACK promises the decode's pages are no longer written ({PR})",
-        configured.acked_abort_stays_failed,
+        deferred(CONFIGURED, "acked_abort_stays_failed"),
         configuration="deferred_release",
     ),
     Check(
@@ -186,7 +186,7 @@ CHECKS = (
         "CommonKVReceiver.abort under prefill_complete (0.5.23): the wait for the prefill's forward ends in "
         "abort(), which tells the prefill; a cleared receiver no longer owns its room, so its late abort "
         f"tells nothing ({PR})",
-        rendezvous.rendezvous_abort_told,
+        deferred(f"{CONFIGURED}_rendezvous", "rendezvous_abort_told"),
         configuration="prefill_complete",
     ),
 )

@@ -14,15 +14,15 @@ lesson's README has the table.
 
 from __future__ import annotations
 
-from reference.harness.checks import Check
+from reference.harness.checks import Check, deferred
 from reference.lessons.stale_bootstrap import checks_abort as aborts
-from reference.lessons.stale_bootstrap import checks_configured as configured
 from reference.lessons.stale_bootstrap import checks_dead as dead
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
 from reference.lessons.stale_bootstrap import checks_triggers as triggers
 
 PR = "https://github.com/sgl-project/sglang/pull/36029"
 HUNKS = f"{PR}/files"
+CONFIGURED = "reference.upstream.configured.stale_bootstrap"  # bodies of the configured checks
 
 CHECKS = (
     Check(
@@ -105,13 +105,14 @@ CHECKS = (
         dead.send_failure_stops_sends,
     ),
     # In a named configuration of upstream's decode (reference/upstream/configs.py); our
-    # forms model neither MLA nor staging, so only a variant offering it runs these.
+    # forms model neither MLA nor staging, so only a variant offering it runs these. Their
+    # bodies live with the configurations (reference/upstream/configured).
     Check(
         "mla-one-rank-asked",
         "an MLA decode asks one of its prefill TP ranks for the pages; the others get a dummy metadata frame",
         f"_setup_bootstrap_infos hunk, the MLA branch of the fetch loop: is_dummy for every target rank but "
         f"target_tp_rank ({HUNKS})",
-        configured.mla_one_rank_asked,
+        deferred(CONFIGURED, "mla_one_rank_asked"),
         configuration="mla",
     ),
     Check(
@@ -119,7 +120,7 @@ CHECKS = (
         "a staged request's STAGING_REQ is answered, and its staging state is released once it ended",
         f"mooncake send_metadata hunk: chunk_staging_infos reset, register_staging_room_bootstrap before "
         f"the sends ({HUNKS})",
-        configured.staging_released,
+        deferred(CONFIGURED, "staging_released"),
         configuration="staging",
     ),
 )
