@@ -30,7 +30,8 @@ from reference.transport.base import Transport
 class KVManagerProtocol(Protocol):
     """The decode-side manager (upstream `CommonKVManager` in DECODE mode).
 
-    Hook points it must fire (`hooks.fire(name, *args)`), so scenarios can order races:
+    Hook points it must fire (`hooks.fire(name, *args)`), with no lock held (a scenario
+    parks the firing thread there while others run), so scenarios can order races:
     - `node_failure.after_room(addr, room)`: inside `_handle_node_failure`'s loop,
       after each affected room was handled;
     - `cleanup_room_tracking.after_get(room)`: in `_cleanup_room_tracking`, right

@@ -68,7 +68,10 @@ RESIDUAL_RIGHT_FIXES = {
     "restart-recovery": {"full_jitter": "waits drawn between 0 and the ceiling"},
     "room-reuse": {"receiver_identity": "ownership is `receivers[room] is self`"},
     "failure-records": {"lifecycle_guard": "record only for a room with an open lifecycle"},
-    "stale-tracker": {"discard_only": "the cleanup discards under the lock, never pops"},
+    "stale-tracker": {
+        "discard_only": "the cleanup discards under the lock, never pops",
+        "one_locked_step": "after its hook, the whole cleanup in one locked step",
+    },
     "supervised-loops": {"restart_by_callback": "restarted from the task's done callback"},
 }
 EVERY_LESSON = tuple(LESSONS)
