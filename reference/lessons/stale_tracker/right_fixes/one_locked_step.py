@@ -21,7 +21,7 @@ class KVManager(reference.hardened.KVManager):
         with self.connection_lock:
             addr = self.room_to_bootstrap_addr.pop(bootstrap_room, None)
             rooms = self.addr_to_rooms_tracker.get(addr) if addr is not None else None
-            if rooms is None:
+            if addr is None or rooms is None:
                 return
             rooms.discard(bootstrap_room)
             if not rooms:
