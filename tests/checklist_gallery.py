@@ -58,16 +58,29 @@ DEEP_BUDGET = 30.0  # the lesson's explorations share 40% of it: over 1 s each f
 NOT_YET_DEEP = "caught once the explorations are deep checks (an interleaving inside one call)"
 
 
-def exploration_pool(lesson_id: str) -> float:
-    """Seconds the lesson's explorations share in the default run (every lesson, the default
-    `--budget`): the most one of them can have there, so a wrong fix that one exploration
-    must catch runs that exploration alone within it."""
+def default_run_budget(lesson_id: str) -> float:
+    """The lesson's deep-check seconds in the default run (every lesson, the default `--budget`)."""
     from reference.harness import deep
+
+    lessons = list(LESSONS.values())
+    return deep.lesson_budgets(lessons, deep.DEFAULT_BUDGET, Options(), lessons)[lesson_id]
+
+
+def default_run_options(catching: str, lesson_id: str) -> Options:
+    """One deep check alone, with the budget the default run gives the lesson: the simulation
+    then plans exactly the default run's runs (`--impl X`), for a wrong fix whose only
+    counterexamples are rarer than SIM_BUDGET's runs draw."""
+    return Options(check=catching, budget=default_run_budget(lesson_id))
+
+
+def exploration_pool(lesson_id: str) -> float:
+    """Seconds the lesson's explorations share in the default run: the most one of them can
+    have there, so a wrong fix that one exploration must catch runs that exploration alone
+    within it."""
     from reference.sim.check import share_of
     from reference.sim.profiles import PROFILES
 
-    lessons = list(LESSONS.values())
-    budget = deep.lesson_budgets(lessons, deep.DEFAULT_BUDGET, Options(), lessons)[lesson_id]
+    budget = default_run_budget(lesson_id)
     return budget * (1.0 - share_of(lesson_id)) if lesson_id in PROFILES else budget
 
 

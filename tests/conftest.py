@@ -93,6 +93,7 @@ SLOW_MODULES = {
     "test_cli_bad_input.py": "the CLI as a child process, bounds included",
     "test_leftovers.py": "pytest in a child process",
     "test_flake_script.py": "ci/flake.sh running pytest in child processes",
+    "test_sim_seed_plans.py": "one search in two child interpreters",
 }
 SLOW_TESTS = {  # one test of an otherwise quick module: the CLI or pytest as a child process
     "test_protocol.py::test_cli_impl_by_path_and_by_name",

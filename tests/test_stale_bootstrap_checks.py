@@ -12,7 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from checklist_gallery import assert_caught, exploration_options, gallery_case, wrong_fix_options
+from checklist_gallery import (
+    assert_caught,
+    default_run_options,
+    exploration_options,
+    gallery_case,
+    wrong_fix_options,
+)
 
 import reference.buggy
 import reference.fixed
@@ -105,10 +111,19 @@ def test_the_gallery_is_complete():
     assert shipped - {"__init__"} == listed
 
 
+# Caught by the simulation only with the runs the default run plans (138 of them catch it;
+# SIM_BUDGET's 36 do not restart a prefill on its own ports before an old request fails).
+DEFAULT_RUN_ONLY = {f"{GALLERY}.equal_not_identical"}
+
+
 @pytest.mark.parametrize(("module", "check_id"), CAUGHT)
 def test_wrong_fix_is_caught(module, check_id):
-    explored = check_id.startswith("explore-")
-    options = exploration_options(check_id, LESSON.id) if explored else wrong_fix_options(check_id)
+    if module in DEFAULT_RUN_ONLY:
+        options = default_run_options(check_id, LESSON.id)
+    elif check_id.startswith("explore-"):
+        options = exploration_options(check_id, LESSON.id)
+    else:
+        options = wrong_fix_options(check_id)
     result = run_lesson(LESSON, load_impl(module), options)
     assert_caught(result, check_id)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from types import ModuleType
 
@@ -94,21 +95,41 @@ def search(
             attempt()
 
     gc.freeze()  # the runs' gc.collect() then walks only what the runs made: 100x cheaper here
-    try:
+    with _no_local_constants():
         # Hypothesis may end a round before its max_examples (it judges the space explored):
         # the next round, seeded from the same seed, draws the rest, until the planned runs are
         # done or the time is out. The same seed still runs the same plans on any machine.
-        for round_index in range(ROUNDS):
-            if failing or runs >= planned or time.perf_counter() >= deadline:
-                break
-            attempts(seed + round_index * ROUND_SEEDS, planned - runs)
-    finally:
-        gc.unfreeze()
+        try:
+            for round_index in range(ROUNDS):
+                if failing or runs >= planned or time.perf_counter() >= deadline:
+                    break
+                attempts(seed + round_index * ROUND_SEEDS, planned - runs)
+        finally:
+            gc.unfreeze()
     if failing:
         smallest = _minimize(variant, failing[-1], time.perf_counter() + budget / 2, checking)
         return Outcome("bug", runs, time.perf_counter() - started, smallest, planned)
     seconds = time.perf_counter() - started
     return Outcome("ok" if runs >= planned else "unknown", runs, seconds, None, planned)
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hypothesis draws 5% of its numbers from literals it finds in the loaded modules of
+    the project under test (`providers._get_local_constants`): the plans of one seed would
+    then depend on what else the process imported (pytest's plugin, the CLI, a notebook)
+    and on every literal anywhere in this repository. The search draws without them (and
+    without the choices cached from them), so a seed names the same plans in any process."""
+    from hypothesis.internal.conjecture import providers
+
+    own = providers._get_local_constants
+    providers._get_local_constants = providers.Constants
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = own
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def _minimize(variant: ModuleType, run: Run, deadline: float, checking: frozenset[str] | None) -> Run:
