@@ -45,7 +45,7 @@ def gallery_modules(lesson_id: str) -> list[str]:
 
 
 # Deep-check budget (seconds per lesson run) for a wrong fix a deep check must catch: the
-# simulation plans a fixed number of runs from it (5 s: its minimum, 30 runs, the same
+# simulation plans a fixed number of runs from it (5 s: 60 runs, its floor `MIN_RUNS`, the same
 # plans on any machine), so what it catches is measured at exactly this budget; a
 # different budget draws different plans. Change it and re-measure the xfail marks.
 SIM_BUDGET = 5.0

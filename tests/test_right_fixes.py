@@ -75,7 +75,7 @@ RESIDUAL_RIGHT_FIXES = {
     "supervised-loops": {"restart_by_callback": "restarted from the task's done callback"},
 }
 EVERY_LESSON = tuple(LESSONS)
-DEEP_BUDGET = 5.0  # deep-check seconds per right fix and lesson (the simulation's 30 runs, loaded)
+DEEP_BUDGET = 5.0  # deep-check seconds per right fix and lesson (the simulation's 60 runs, its floor)
 
 
 def _package(lesson_id: str) -> str:

@@ -17,6 +17,7 @@ def test_a_budget_that_buys_the_floor_is_the_cost():
 
 
 def test_below_the_floor_the_cost_is_the_floors_at_the_variants_rate():
-    assert planned_runs(2.67, rate=3) == MIN_RUNS
-    assert planned_seconds(2.67, rate=3) == MIN_RUNS / 3  # 10 s, not 2.67
-    assert planned_seconds(1.0) == MIN_RUNS / RUNS_PER_SECOND  # 2.5 s at our forms' rate
+    assert planned_runs(2.67, rate=3, floor=30) == 30
+    assert planned_seconds(2.67, rate=3, floor=30) == 30 / 3  # an upstream release's: 10 s, not 2.67
+    assert planned_runs(1.0) == MIN_RUNS
+    assert planned_seconds(1.0) == MIN_RUNS / RUNS_PER_SECOND  # 5 s at our forms' rate

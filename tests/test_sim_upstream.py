@@ -23,7 +23,7 @@ from reference.sim.search import search
 from reference.upstream import load_sglang
 
 pytestmark = pytest.mark.upstream
-BUDGET = 4.0  # seconds: the search plans MIN_RUNS runs at least
+BUDGET = 4.0  # seconds: the search plans an upstream release's floor, 30 runs, at least
 
 
 def _search(version: str, lesson: str):

@@ -28,22 +28,25 @@ from hypothesis.errors import Flaky
 from reference.sim.plan import Plan, Profile, plans
 from reference.sim.run import Run, run_plan
 
-MIN_RUNS = 30
+# The fewest runs a search plans (a variant may declare fewer, `SIM_MIN_RUNS`: an upstream
+# release's runs are 4x slower). What the default run gives a lesson whose only deep check is
+# the simulation buys fewer: it plans these, the runs the wrong-fix galleries are measured with.
+MIN_RUNS = 60
 RUNS_PER_SECOND = 12  # planned per second of budget: a 2-core machine runs 7 (tests on both cores) to 25
 OVERRUN = 3.0  # the planned runs may take this many times their cost at the rate before the search stops
 ROUNDS, ROUND_SEEDS = 8, 1_000_003  # Hypothesis rounds at most, and how far apart their seeds are
 
 
-def planned_runs(budget: float, rate: float = RUNS_PER_SECOND) -> int:
+def planned_runs(budget: float, rate: float = RUNS_PER_SECOND, floor: int = MIN_RUNS) -> int:
     """Runs planned for `budget` seconds at `rate` runs a second (a variant may declare its
-    own, `SIM_RUNS_PER_SECOND`: an upstream release's runs are slower)."""
-    return max(MIN_RUNS, int(budget * rate))
+    own, `SIM_RUNS_PER_SECOND`: an upstream release's runs are slower), `floor` at least."""
+    return max(floor, int(budget * rate))
 
 
-def planned_seconds(budget: float, rate: float = RUNS_PER_SECOND) -> float:
-    """What the planned runs cost at `rate`: the budget, or more where MIN_RUNS is above
+def planned_seconds(budget: float, rate: float = RUNS_PER_SECOND, floor: int = MIN_RUNS) -> float:
+    """What the planned runs cost at `rate`: the budget, or more where the floor is above
     what it buys (a small share of `--budget`, a variant with slow runs)."""
-    return max(budget, planned_runs(budget, rate) / rate)
+    return max(budget, planned_runs(budget, rate, floor) / rate)
 
 
 @dataclass
@@ -61,8 +64,9 @@ def search(
 ) -> Outcome:  # fmt: skip
     started = time.perf_counter()
     rate = getattr(variant, "SIM_RUNS_PER_SECOND", RUNS_PER_SECOND)
-    planned, runs = planned_runs(budget, rate), 0
-    deadline = started + OVERRUN * planned_seconds(budget, rate)
+    floor = getattr(variant, "SIM_MIN_RUNS", MIN_RUNS)
+    planned, runs = planned_runs(budget, rate, floor), 0
+    deadline = started + OVERRUN * planned_seconds(budget, rate, floor)
     failing: list[Run] = []
 
     def attempts(round_seed: int, examples: int) -> None:

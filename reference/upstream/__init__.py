@@ -242,10 +242,11 @@ def _build(source: UpstreamSource) -> types.ModuleType:
     # own socket options: a fail-fast socket blocks each send to a gone rank for the real send
     # timeout (libzmq), which runs on a virtual clock cannot afford. Its runs, on real pyzmq
     # sockets under the coverage tracer (`coverage.traced_decide`), are about 4x slower than on
-    # our variants: it plans fewer per second of budget.
+    # our variants: it plans fewer per second of budget, and 30 runs at the least.
     module.SIM_OPAQUE = ("_socket_cache", "_socket_locks", "relays", "_inline_globals")  # type: ignore[attr-defined]
     module.SIM_OWN_SOCKETS_ONLY = True  # type: ignore[attr-defined]
     module.SIM_RUNS_PER_SECOND = 3  # type: ignore[attr-defined]
+    module.SIM_MIN_RUNS = 30  # type: ignore[attr-defined]  # 10 s a lesson at that rate
     module.UNAVAILABLE = unavailable  # type: ignore[attr-defined]
     module.CONFIGURATIONS = _configured(module, load, triggers)  # type: ignore[attr-defined]
     module.TRIGGERS = triggers  # type: ignore[attr-defined]
