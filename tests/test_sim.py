@@ -25,7 +25,7 @@ from reference.sim.profiles import PROFILES
 from reference.sim.replay import replay_file
 from reference.sim.report import save, timeline
 from reference.sim.run import run_plan
-from reference.sim.search import search
+from reference.sim.search import MIN_RUNS, search
 
 RESTART_THEN_STAGGERED_TIMEOUTS = [
     ("restart_new", 0, 0), ("request", 0, 0), ("wait", 7, 0), ("request", 0, 0), ("wait", 6, 0),
@@ -176,11 +176,11 @@ def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, capsys: pytest.Capture
 
 
 def test_a_budget_too_small_to_decide_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The time bound is 3 x what the 30 planned runs cost at the variant's rate: a form that
-    # claims 1,000 runs a second gets 0.09 s for them, and runs out.
+    # The time bound is 3 x what the 60 planned runs (the floor) cost at the variant's rate: a
+    # form that claims 1,000 runs a second gets 0.18 s for them, and runs out.
     monkeypatch.setattr(reference.fixed, "SIM_RUNS_PER_SECOND", 1_000, raising=False)
     outcome = search(reference.fixed, PROFILES["stale-bootstrap"], "upstream", seed=0, budget=0.01)
-    assert outcome.verdict == "unknown" and outcome.runs < outcome.planned == 30
+    assert outcome.verdict == "unknown" and outcome.runs < outcome.planned == MIN_RUNS
 
 
 @pytest.mark.parametrize("lesson", ["failed-resurrect", "live-set-race", "stale-bootstrap"])
