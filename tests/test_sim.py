@@ -179,7 +179,8 @@ def test_a_budget_too_small_to_decide_is_unknown(monkeypatch: pytest.MonkeyPatch
     # The time bound is 3 x what the 60 planned runs (the floor) cost at the variant's rate: a
     # form that claims 1,000 runs a second gets 0.18 s for them, and runs out.
     monkeypatch.setattr(reference.fixed, "SIM_RUNS_PER_SECOND", 1_000, raising=False)
-    outcome = search(reference.fixed, PROFILES["stale-bootstrap"], "upstream", seed=0, budget=0.01)
+    lesson = "stale-bootstrap"  # whose invariants fixed holds: no run may end the search with a bug
+    outcome = search(reference.fixed, PROFILES[lesson], "upstream", 0, 0.01, checked_by(lesson))
     assert outcome.verdict == "unknown" and outcome.runs < outcome.planned == MIN_RUNS
 
 
