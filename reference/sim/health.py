@@ -1,0 +1,121 @@
+"""What the heartbeats probed and declared: misses in a row, and the threads they run in.
+
+The heartbeat that calls the failure handler PR #36351 fixed probes each prefill with
+`GET /health`, `timeout=(2, 3)`, and counts a miss for anything but a 200 in time: a
+refused connection, an error status (a prefill that is up but unhealthy answers 503), a
+connect later than 2 s or an answer later than 3 s. `heartbeat_max_failures` misses in a
+row declare the prefill dead (`_handle_node_failure(addr)`); a 200 resets the count.
+
+`HeartbeatWatch` sees every probe the network answers (`HealthNetwork.on_probe`, on the
+probing thread) and every call of each manager's `_handle_node_failure` (wrapped on the
+instance), and counts, per thread and address, the misses in a row since its last 200.
+Invariant `dead-only-after-misses-in-a-row`: a thread calls the handler for an address only
+once it missed that many in a row (upstream does not reset the count when it declares: a
+re-registered prefill's first miss declares it again), and a thread whose probes reach that
+count since its last 200 or its last call calls it in the same round (the probes of one
+virtual instant). Invariant `threads-daemon`: every thread the cluster's set-up started (the
+managers' heartbeats) is a daemon. Problems seen on a heartbeat thread are kept and raised
+from the scheduler's thread (`problems`): a raise there would end the heartbeat instead.
+
+`unhealthy`: the fault that scripts a prefill's next three answers to each heartbeat
+(`HealthNetwork.script`): a pattern of misses of one kind, 503, a connect after 2.5 s or an
+answer after 3.5 s (each within a second of upstream's timeouts, so a timeout that grew by
+one is seen), and 200s.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from reference.clock import Clock
+from reference.transport.mock import Answer, HealthNetwork
+
+MISSES = (Answer(503), Answer(connect=2.5), Answer(read=3.5))
+# The misses (bits, first probe lowest) of the three answers an `unhealthy` step scripts, the
+# ones that tell most first: Hypothesis draws small numbers most (two in a row, then split by a 200).
+PATTERNS = (0b011, 0b101, 0b111, 0b001, 0b110, 0b010, 0b100)
+
+
+class HeartbeatWatch:
+    def __init__(self, net: HealthNetwork, clock: Clock, max_failures: int, note: Callable[[str, str], None]):
+        self.clock, self.max_failures, self.note = clock, max_failures, note
+        self.since_200: dict[tuple[int, str], int] = {}  # (thread, addr) -> misses since its last 200
+        self.since_call: dict[tuple[int, str], int] = {}  # ... since its last 200 or handler call
+        self.owed: dict[int, tuple[float, set[str]]] = {}  # thread -> (its round, addrs to declare dead)
+        self.heartbeats: dict[int, int] = {}  # heartbeat thread -> its manager
+        self.problems: list[tuple[str, str]] = []
+        net.on_probe = self._probed
+
+    @contextmanager
+    def starting(self, m: int, manager: Any) -> Iterator[None]:
+        """Around `start_heartbeat`: its threads are manager `m`'s, its handler calls watched."""
+        handle = getattr(manager, "_handle_node_failure", None)
+        if handle is not None:
+            manager._handle_node_failure = self._watched(m, handle)
+        before = set(threading.enumerate())
+        yield
+        for thread in set(threading.enumerate()) - before:
+            self.heartbeats[thread.ident or 0] = m
+
+    def _who(self) -> str:
+        m = self.heartbeats.get(threading.get_ident())
+        return "a thread" if m is None else f"decode {m}'s heartbeat"
+
+    def _probed(self, addr: str, answer: Answer | None) -> None:
+        now, me = self.clock.now(), threading.get_ident()
+        self._settle(lambda round_at: round_at < now, me)
+        key = (me, addr)
+        if answer is not None and not answer.missed:
+            self.since_200[key] = self.since_call[key] = 0
+            return
+        self.since_200[key] = self.since_200.get(key, 0) + 1
+        self.since_call[key] = self.since_call.get(key, 0) + 1
+        self.note("heartbeat", f"{self._who()}: GET {addr}/health -> {answer or 'refused'} (miss "
+                  f"{self.since_200[key]} in a row)")  # fmt: skip
+        if self.since_call[key] >= self.max_failures:
+            self.owed.setdefault(me, (now, set()))[1].add(addr)
+
+    def _watched(self, m: int, handle: Callable[[str], Any]) -> Callable[[str], Any]:
+        def _handle_node_failure(addr: str) -> Any:
+            me = threading.get_ident()
+            misses = self.since_200.get((me, addr), 0)
+            self.note("heartbeat", f"decode {m}: _handle_node_failure({addr}) after {misses} misses in a row")
+            if misses < self.max_failures:
+                self.problems.append(("dead-only-after-misses-in-a-row", f"decode {m} declared {addr} dead "
+                                      f"after {misses} missed /health probe(s) in a row (since its last 200): it "
+                                      f"takes {self.max_failures}"))  # fmt: skip
+            self.since_call[(me, addr)] = 0
+            self.owed.get(me, (0.0, set()))[1].discard(addr)
+            return handle(addr)
+
+        return _handle_node_failure
+
+    def _settle(self, due: Callable[[float], bool], thread: int | None = None) -> None:
+        for me, (round_at, addrs) in list(self.owed.items()):
+            if (thread is None or me == thread) and due(round_at):
+                del self.owed[me]
+                who = f"decode {self.heartbeats.get(me)}'s heartbeat"
+                self.problems += [("dead-only-after-misses-in-a-row", f"{who} missed {self.max_failures} /health "
+                                   f"probes of {addr} in a row at {round_at:g} s and did not declare it dead (no "
+                                   "_handle_node_failure call)") for addr in sorted(addrs)]  # fmt: skip
+
+    def settled(self) -> list[tuple[str, str]]:
+        """Every problem so far; called between steps, with every heartbeat parked (its round over)."""
+        self._settle(lambda _round_at: True)
+        problems, self.problems = self.problems, []
+        return problems
+
+    def non_daemons(self, before: set[threading.Thread]) -> list[str]:
+        return [t.name for t in threading.enumerate() if t not in before and not t.daemon]
+
+
+def unhealthy(net: HealthNetwork, addr: str, kind: int, pattern: int) -> str:
+    """Script `addr`'s next three answers to each heartbeat: PATTERNS[pattern] says which
+    miss (MISSES[kind]); the others are 200s. Returns them, for the log."""
+    bits = PATTERNS[pattern % len(PATTERNS)]
+    answers = [MISSES[kind % len(MISSES)] if bits >> i & 1 else Answer() for i in range(3)]
+    net.script(addr, answers)
+    return ", ".join(map(str, answers))
