@@ -37,6 +37,7 @@ MISSES = (Answer(503), Answer(connect=2.5), Answer(read=3.5))
 # The misses (bits, first probe lowest) of the three answers an `unhealthy` step scripts, the
 # ones that tell most first: Hypothesis draws small numbers most (two in a row, then split by a 200).
 PATTERNS = (0b011, 0b101, 0b111, 0b001, 0b110, 0b010, 0b100)
+IN_A_ROW = "dead-only-after-misses-in-a-row"
 
 
 class HeartbeatWatch:
@@ -84,9 +85,9 @@ class HeartbeatWatch:
             misses = self.since_200.get((me, addr), 0)
             self.note("heartbeat", f"decode {m}: _handle_node_failure({addr}) after {misses} misses in a row")
             if misses < self.max_failures:
-                self.problems.append(("dead-only-after-misses-in-a-row", f"decode {m} declared {addr} dead "
-                                      f"after {misses} missed /health probe(s) in a row (since its last 200): it "
-                                      f"takes {self.max_failures}"))  # fmt: skip
+                self.problems.append((IN_A_ROW, f"decode {m} declared {addr} "
+                                      f"dead after {misses} missed /health probe(s) in a row (since its last "
+                                      f"200): it takes {self.max_failures}"))  # fmt: skip
             self.since_call[(me, addr)] = 0
             self.owed.get(me, (0.0, set()))[1].discard(addr)
             return handle(addr)
@@ -98,9 +99,10 @@ class HeartbeatWatch:
             if (thread is None or me == thread) and due(round_at):
                 del self.owed[me]
                 who = f"decode {self.heartbeats.get(me)}'s heartbeat"
-                self.problems += [("dead-only-after-misses-in-a-row", f"{who} missed {self.max_failures} /health "
-                                   f"probes of {addr} in a row at {round_at:g} s and did not declare it dead (no "
-                                   "_handle_node_failure call)") for addr in sorted(addrs)]  # fmt: skip
+                for addr in sorted(addrs):
+                    missed = f"{who} missed {self.max_failures} /health probes of {addr} in a row"
+                    self.problems.append((IN_A_ROW, f"{missed} at {round_at:g} s and did not declare it dead "
+                                          "(no _handle_node_failure call)"))  # fmt: skip
 
     def settled(self) -> list[tuple[str, str]]:
         """Every problem so far; called between steps, with every heartbeat parked (its round over)."""

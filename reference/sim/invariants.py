@@ -66,7 +66,7 @@ _ALL = (
         "dead-only-after-misses-in-a-row", "live-set-race",
         "a heartbeat declares a prefill dead (`_handle_node_failure`) only once max_failures of its /health "
         "probes in a row missed (refused, an error status, a connect later than 2 s or an answer later than "
-        "3 s; a 200 resets the count), and declares it in the round of the probe that makes them max_failures",
+        "3 s; a 200 resets the count), and declares it in the round of the probe that makes them that many",
         f"{PR}36351, the heartbeat that calls _handle_node_failure: GET /health with timeout=(2, 3), a 200 "
         "resets heartbeat_failures, max_failures of them call the handler",
     ),

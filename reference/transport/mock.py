@@ -283,7 +283,8 @@ class Answer:
         return self.status != 200 or self.connect > PROBE_TIMEOUT[0] or self.read > PROBE_TIMEOUT[1]
 
     def __str__(self) -> str:
-        late = [f"{what} after {s:g} s" for what, s in (("connects", self.connect), ("answers", self.read)) if s]
+        timed = (("connects", self.connect), ("answers", self.read))
+        late = [f"{what} after {seconds:g} s" for what, seconds in timed if seconds]
         return f"{self.status}" + (f" ({', '.join(late)})" if late else "")
 
 
