@@ -135,7 +135,7 @@ class Cluster:
             self.clock.advance(CONFIG.heartbeat_interval / (self.plan.managers + 1))  # staggered
         kept = self.watch.non_daemons(before)
         if kept:
-            self.broke("threads-daemon", f"threads {kept} the managers started are not daemons: they keep "
+            self.broke("threads-alive", f"threads {kept} the managers started are not daemons: they keep "
                        "the decode's process alive")  # fmt: skip
 
     def close(self) -> None:

@@ -13,8 +13,8 @@ Invariant `dead-only-after-misses-in-a-row`: a thread calls the handler for an a
 once it missed that many in a row (upstream does not reset the count when it declares: a
 re-registered prefill's first miss declares it again), and a thread whose probes reach that
 count since its last 200 or its last call calls it in the same round (the probes of one
-virtual instant). Invariant `threads-daemon`: every thread the cluster's set-up started (the
-managers' heartbeats) is a daemon. Problems seen on a heartbeat thread are kept and raised
+virtual instant). And, for invariant `threads-alive`: every thread the cluster's set-up
+started (the managers' heartbeats) is a daemon. Problems seen on a heartbeat thread are kept and raised
 from the scheduler's thread (`problems`): a raise there would end the heartbeat instead.
 
 `unhealthy`: the fault that scripts a prefill's next three answers to each heartbeat

@@ -19,7 +19,8 @@ EVERYDAY = ("kill", "drop", "hb_miss", "timeout", "gc", "latency")
 PROFILES: dict[str, Profile] = {
     "failed-resurrect": Profile((*EVERYDAY, "fail_open", "late_failed", "race_cleanup", "restart_new")),
     "live-set-race": Profile(  # (unhealthy last: the swarm's coins for the others stay as they were)
-        (*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same", "unhealthy")
+        (*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same", "unhealthy"),
+        always=("unhealthy",),  # scripted /health answers in every run: what a miss is, how many declare
     ),
     "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send")),
     "failure-records": Profile(
