@@ -20,7 +20,11 @@ from the scheduler's thread (`problems`): a raise there would end the heartbeat 
 `unhealthy`: the fault that scripts a prefill's next three answers to each heartbeat
 (`HealthNetwork.script`): a pattern of misses of one kind, 503, a connect after 2.5 s or an
 answer after 3.5 s (each within a second of upstream's timeouts, so a timeout that grew by
-one is seen), and 200s.
+one is seen), and 200s. The prefill is unwell meanwhile: its ranks lose what is sent to them
+until its probes are over (`mute`), so no answer of theirs lands after the heartbeat failed
+their rooms. A live prefill declared dead whose answers still arrive is what residual lessons
+are about (bootstrap-partition; failure-records: a late Success lifting a Failed room keeps
+its failure record in upstream's code), not this one.
 """
 
 from __future__ import annotations
@@ -114,10 +118,13 @@ class HeartbeatWatch:
         return [t.name for t in threading.enumerate() if t not in before and not t.daemon]
 
 
-def unhealthy(net: HealthNetwork, addr: str, kind: int, pattern: int) -> str:
-    """Script `addr`'s next three answers to each heartbeat: PATTERNS[pattern] says which
-    miss (MISSES[kind]); the others are 200s. Returns them, for the log."""
+def unhealthy(net: HealthNetwork, prefill: Any, kind: int, pattern: int, interval: float) -> str:
+    """Script the prefill's next three answers to each heartbeat: PATTERNS[pattern] says which
+    miss (MISSES[kind]); the others are 200s. Its ranks lose their messages until those probes
+    are over (four heartbeat intervals). Returns the answers, for the log."""
     bits = PATTERNS[pattern % len(PATTERNS)]
     answers = [MISSES[kind % len(MISSES)] if bits >> i & 1 else Answer() for i in range(3)]
-    net.script(addr, answers)
-    return ", ".join(map(str, answers))
+    net.script(prefill.bootstrap_addr, answers)
+    for endpoint in prefill.endpoints:
+        net.mute(endpoint, net.clock.now() + 4 * interval if net.clock is not None else 0.0)
+    return ", ".join(map(str, answers)) + "; its ranks lose their messages meanwhile"

@@ -58,7 +58,8 @@ FAULTS = {
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
     "unhealthy": "a prefill's next three /health probes answer a pattern of 200s and misses of one kind: "
-    "503, a connect after 2.5 s or an answer after 3.5 s (upstream's timeout=(2, 3))",
+    "503, a connect after 2.5 s or an answer after 3.5 s (upstream's timeout=(2, 3)); its ranks lose their "
+    "messages meanwhile",
     "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",
     "race_cleanup_late": "the decode-status thread, preempted in a cleanup, resumes after a failure, later",
     "timeout": "virtual time jumps past the waiting timeout",

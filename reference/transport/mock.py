@@ -294,12 +294,14 @@ class HealthNetwork(MockNetwork):
     variant on our transport asks `health(addr)`; the upstream adapter asks
     `health_answer(addr)` and applies upstream's own `timeout` to it
     (`reference/upstream/bound.py`). A late answer costs no virtual time: the probe gives up
-    at its timeout. `on_probe(addr, answer)` sees every probe, on the probing thread."""
+    at its timeout. `on_probe(addr, answer)` sees every probe, on the probing thread.
+    `mute(endpoint, until)`: a process that unwell loses what is sent to it meanwhile."""
 
     def __init__(self, clock: Clock | None = None, immediate: bool = True) -> None:
         super().__init__(clock, immediate)
         self._scripts: dict[str, tuple[list[Answer], dict[int, int]]] = {}  # addr -> answers, thread -> next
         self.on_probe: Callable[[str, Answer | None], None] | None = None
+        self._muted: dict[str, float] = {}  # endpoint -> clock time until which messages to it are lost
 
     def script(self, addr: str, answers: Iterable[Answer]) -> None:
         self._scripts[addr] = (list(answers), {})
@@ -318,6 +320,14 @@ class HealthNetwork(MockNetwork):
         answer = self.health_answer(bootstrap_addr)
         return answer is not None and not answer.missed
 
+    def mute(self, endpoint: str, until: float) -> None:
+        with self._lock:
+            self._muted[endpoint] = max(until, self._muted.get(endpoint, 0.0))
+
+    def _due(self, endpoint: str, frames: list[bytes]) -> float | None:
+        return DROPPED if self._muted.get(endpoint, 0.0) > self._now() else super()._due(endpoint, frames)
+
     def heal(self) -> None:
         super().heal()
         self._scripts.clear()
+        self._muted.clear()
