@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import reference.fixed
+from reference.sim.health import MISSES
 from reference.sim.invariants import checked_by
 from reference.sim.plan import Plan
 from reference.sim.profiles import PROFILES
@@ -26,6 +27,7 @@ from reference.sim.replay import replay_file
 from reference.sim.report import save
 from reference.sim.run import run_plan
 from reference.sim.search import search
+from reference.transport.mock import Answer
 
 pytestmark = pytest.mark.lesson(id="live-set-race")
 
@@ -35,12 +37,15 @@ LIVE_SET_RACE = checked_by("live-set-race")
 
 
 class AnsweredIsAlive(reference.fixed.KVManager):
-    """Counts only a refused connection as a miss: a prefill that answers at all (503, or
-    later than the probe's timeouts) is alive. What upstream's heartbeat does with its
-    non-200 count deleted, or its `timeout=(2, 3)` raised."""
+    """Counts only a refused connection as a miss (`alive` answers): a prefill that answers
+    at all, 503 or later than the probe's timeouts, is alive. What upstream's heartbeat does
+    with its non-200 count deleted; with `alive` one kind of miss, with its timeout raised."""
+
+    alive: tuple[Answer, ...] = MISSES
 
     def _probe(self, addr: str) -> None:
-        if self.transport.health_answer(addr) is not None:
+        answer = self.transport.health_answer(addr)
+        if answer is not None and (not answer.missed or answer in self.alive):
             self.heartbeat_failures[addr] = 0
             self._on_heartbeat_success(addr)
             return
@@ -49,10 +54,10 @@ class AnsweredIsAlive(reference.fixed.KVManager):
             self._handle_node_failure(addr)
 
 
-def answered_is_alive() -> types.ModuleType:
-    made = types.ModuleType("answered_is_alive")
+def answered_is_alive(alive: tuple[Answer, ...] = MISSES) -> types.ModuleType:
+    made = types.ModuleType(f"answered_is_alive_{len(alive)}_{alive[0].status}_{alive[0].connect}")
     made.__dict__.update(vars(reference.fixed))
-    made.KVManager = AnsweredIsAlive  # type: ignore[attr-defined]
+    made.KVManager = type("KVManager", (AnsweredIsAlive,), {"alive": alive})  # type: ignore[attr-defined]
     sys.modules[made.__name__] = made
     return made
 
@@ -81,15 +86,16 @@ def test_a_wrong_heartbeat_is_found_and_replays(name: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("kind", [0, 1, 2], ids=["503", "late-connect", "late-answer"])
 def test_each_kind_of_miss_counts(kind: int) -> None:
-    two_in_a_row = [("request", 0, 0), ("unhealthy", kind, 0), ("wait", 0, 0)]  # miss, miss, 200
+    # a request, then four probes: a miss of the kind before, a 200, a miss of this kind, of the next
+    two_in_a_row = [("request", 0, 0), ("unhealthy", (kind - 1) % 3, 0), ("wait", 0, 0)]
     assert run_plan(reference.fixed, plan(two_in_a_row), LIVE_SET_RACE).violation is None
-    broke = run_plan(answered_is_alive(), plan(two_in_a_row), LIVE_SET_RACE).violation
+    broke = run_plan(answered_is_alive((MISSES[kind],)), plan(two_in_a_row), LIVE_SET_RACE).violation
     assert broke is not None and broke.invariant == IN_A_ROW
     assert "did not declare it dead" in broke.detail
 
 
 def test_a_200_resets_the_count() -> None:
-    split = [("request", 0, 0), ("unhealthy", 0, 1), ("wait", 0, 0)]  # miss, 200, miss
+    split = [("request", 0, 0), ("unhealthy", 0, 0), ("wait", 0, 0)]  # miss, 200, miss, miss
     assert run_plan(reference.fixed, plan(split), LIVE_SET_RACE).violation is None
     broke = run_plan(wrong("count_never_reset"), plan(split), LIVE_SET_RACE).violation
     assert broke is not None and broke.invariant == IN_A_ROW

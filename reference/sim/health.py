@@ -17,14 +17,14 @@ virtual instant). And, for invariant `threads-alive`: every thread the cluster's
 started (the managers' heartbeats) is a daemon. Problems seen on a heartbeat thread are kept and raised
 from the scheduler's thread (`problems`): a raise there would end the heartbeat instead.
 
-`unhealthy`: the fault that scripts a prefill's next three answers to each heartbeat
-(`HealthNetwork.script`): a pattern of misses of one kind, 503, a connect after 2.5 s or an
-answer after 3.5 s (each within a second of upstream's timeouts, so a timeout that grew by
-one is seen), and 200s. The prefill is unwell meanwhile: its ranks lose what is sent to them
-until its probes are over (`mute`), so no answer of theirs lands after the heartbeat failed
-their rooms. A live prefill declared dead whose answers still arrive is what residual lessons
-are about (bootstrap-partition; failure-records: a late Success lifting a Failed room keeps
-its failure record in upstream's code), not this one.
+`unhealthy`: the fault that scripts a prefill's next four answers to each heartbeat
+(`HealthNetwork.script`): a pattern of misses, 503, a connect after 2.5 s or an answer after
+3.5 s in turn (each within a second of upstream's timeouts, so a timeout that grew by
+one is seen), and 200s, once nothing is in flight to it. The prefill is unwell meanwhile: its
+ranks lose what is sent to them until its probes are over (`mute`), so no answer of theirs
+lands after the heartbeat failed their rooms. A live prefill declared dead whose answers
+still arrive is what residual lessons are about (bootstrap-partition; failure-records: a
+late Success lifting a Failed room keeps its failure record in upstream's code), not this one.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ from reference.clock import Clock
 from reference.transport.mock import Answer, HealthNetwork
 
 MISSES = (Answer(503), Answer(connect=2.5), Answer(read=3.5))
-# The misses (bits, first probe lowest) of the three answers an `unhealthy` step scripts, the
-# ones that tell most first: Hypothesis draws small numbers most (two in a row, then split by a 200).
-PATTERNS = (0b011, 0b101, 0b111, 0b001, 0b110, 0b010, 0b100)
+# The misses (bits, first probe lowest) of the four answers an `unhealthy` step scripts, the one
+# that tells most first (Hypothesis draws small numbers most): a single miss, a 200, then two in a
+# row (a heartbeat that does not reset its count declares at the third; one that takes either of
+# the last two kinds for a 200 does not declare at the fourth).
+PATTERNS = (0b1101, 0b0011, 0b0101, 0b1111, 0b0110, 0b0001, 0b1010)
+PROBES = 4
 IN_A_ROW = "dead-only-after-misses-in-a-row"
 
 
@@ -118,13 +121,25 @@ class HeartbeatWatch:
         return [t.name for t in threading.enumerate() if t not in before and not t.daemon]
 
 
-def unhealthy(net: HealthNetwork, prefill: Any, kind: int, pattern: int, interval: float) -> str:
-    """Script the prefill's next three answers to each heartbeat: PATTERNS[pattern] says which
-    miss (MISSES[kind]); the others are 200s. Its ranks lose their messages until those probes
-    are over (four heartbeat intervals). Returns the answers, for the log."""
+def unhealthy(c: Any, p: int, kind: int, pattern: int, poll_all: Callable[[], None]) -> None:
+    """The `unhealthy` step on cluster `c`'s prefill `p`: a heartbeat interval for what is in
+    flight to land (and a scheduler pass); then, unless a request still waits on it, its next
+    four answers to each heartbeat scripted (PATTERNS[pattern] says which are misses, the
+    others are 200s; the misses take the kinds of MISSES in turn, from `kind`: two in a row
+    are two kinds) and its ranks muted until those probes are over, which the step lets pass."""
+    interval, prefill = c.managers[0].config.heartbeat_interval, c.prefills[p]
+    c.advance(interval, "unhealthy: what is in flight lands first")
+    poll_all()
+    if any(r.prefill == p and r.sent for r in c.open):
+        c.note(f"prefill {p}", "stays healthy: a request still waits on it")
+        return
     bits = PATTERNS[pattern % len(PATTERNS)]
-    answers = [MISSES[kind % len(MISSES)] if bits >> i & 1 else Answer() for i in range(3)]
-    net.script(prefill.bootstrap_addr, answers)
+    kinds = iter(range(kind, kind + PROBES))
+    answers = [MISSES[next(kinds) % len(MISSES)] if bits >> i & 1 else Answer() for i in range(PROBES)]
+    c.net.script(prefill.bootstrap_addr, answers)
     for endpoint in prefill.endpoints:
-        net.mute(endpoint, net.clock.now() + 4 * interval if net.clock is not None else 0.0)
-    return ", ".join(map(str, answers)) + "; its ranks lose their messages meanwhile"
+        c.net.mute(endpoint, c.clock.now() + (PROBES + 1) * interval)
+    c.note(f"prefill {p}", f"its next /health answers: {', '.join(map(str, answers))}; its ranks lose their "
+           "messages meanwhile")  # fmt: skip
+    c.advance(PROBES * interval, "unhealthy")  # its probes, before anything heals them
+    poll_all()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 
 from reference.harness.capture import thread_errors
-from reference.sim.cluster import CONFIG, Cluster
+from reference.sim.cluster import Cluster
 from reference.sim.health import unhealthy
 from reference.sim.invariants import Violation
 from reference.sim.plan import Plan
@@ -138,8 +138,7 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
     elif kind == "hb_miss":
         c.misses.add(p)
     elif kind == "unhealthy":
-        answers = unhealthy(c.net, c.prefills[p], a // len(c.prefills), b, CONFIG.heartbeat_interval)
-        c.note(f"prefill {p}", f"its next /health answers: {answers}")
+        unhealthy(c, p, a // len(c.prefills), b, lambda: _poll_all(c, a))
     elif kind in ("race_cleanup", "race_cleanup_late"):
         c.race_cleanup(m, late=kind == "race_cleanup_late")
     elif kind == "gc":
