@@ -124,9 +124,10 @@ class HeartbeatWatch:
 def unhealthy(c: Any, p: int, kind: int, pattern: int, poll_all: Callable[[], None]) -> None:
     """The `unhealthy` step on cluster `c`'s prefill `p`: a heartbeat interval for what is in
     flight to land (and a scheduler pass); then, unless a request still waits on it, its next
-    four answers to each heartbeat scripted (PATTERNS[pattern] says which are misses, the
-    others are 200s; the misses take the kinds of MISSES in turn, from `kind`: two in a row
-    are two kinds) and its ranks muted until those probes are over, which the step lets pass."""
+    four answers to each heartbeat scripted for the next four and a half heartbeat intervals
+    (PATTERNS[pattern] says which are misses, the others are 200s; the misses take the kinds
+    of MISSES in turn, from `kind`: two in a row are two kinds) and its ranks muted as long,
+    which the step lets pass."""
     interval, prefill = c.managers[0].config.heartbeat_interval, c.prefills[p]
     c.advance(interval, "unhealthy: what is in flight lands first")
     poll_all()
@@ -136,10 +137,12 @@ def unhealthy(c: Any, p: int, kind: int, pattern: int, poll_all: Callable[[], No
     bits = PATTERNS[pattern % len(PATTERNS)]
     kinds = iter(range(kind, kind + PROBES))
     answers = [MISSES[next(kinds) % len(MISSES)] if bits >> i & 1 else Answer() for i in range(PROBES)]
-    c.net.script(prefill.bootstrap_addr, answers)
+    window = (PROBES + 0.5) * interval  # each heartbeat's next four probes: then it is well again
+    until = c.clock.now() + window
+    c.net.script(prefill.bootstrap_addr, answers, until)
     for endpoint in prefill.endpoints:
-        c.net.mute(endpoint, c.clock.now() + (PROBES + 1) * interval)
+        c.net.mute(endpoint, until)
     c.note(f"prefill {p}", f"its next /health answers: {', '.join(map(str, answers))}; its ranks lose their "
            "messages meanwhile")  # fmt: skip
-    c.advance(PROBES * interval, "unhealthy")  # its probes, before anything heals them
+    c.advance(window, "unhealthy")  # its probes, before anything heals them
     poll_all()

@@ -290,7 +290,8 @@ class Answer:
 
 class HealthNetwork(MockNetwork):
     """The mock network whose prefills answer `/health` probes as scripted (`script`): each
-    probing thread (a decode's heartbeat) gets the script's answers in turn, then 200s. A
+    probing thread (a decode's heartbeat) gets the script's answers in turn, then 200s (and
+    200s once its `until`, clock time, passed). A
     variant on our transport asks `health(addr)`; the upstream adapter asks
     `health_answer(addr)` and applies upstream's own `timeout` to it
     (`reference/upstream/bound.py`). A late answer costs no virtual time: the probe gives up
@@ -299,19 +300,21 @@ class HealthNetwork(MockNetwork):
 
     def __init__(self, clock: Clock | None = None, immediate: bool = True) -> None:
         super().__init__(clock, immediate)
-        self._scripts: dict[str, tuple[list[Answer], dict[int, int]]] = {}  # addr -> answers, thread -> next
+        # addr -> (answers, until when, thread -> how many it took)
+        self._scripts: dict[str, tuple[list[Answer], float, dict[int, int]]] = {}
         self.on_probe: Callable[[str, Answer | None], None] | None = None
         self._muted: dict[str, float] = {}  # endpoint -> clock time until which messages to it are lost
 
-    def script(self, addr: str, answers: Iterable[Answer]) -> None:
-        self._scripts[addr] = (list(answers), {})
+    def script(self, addr: str, answers: Iterable[Answer], until: float = float("inf")) -> None:
+        self._scripts[addr] = (list(answers), until, {})
 
     def health_answer(self, addr: str) -> Answer | None:
         """This thread's next answer from `addr`; None: the connection is refused (it is gone)."""
         self.health_probes += 1
-        answers, taken = self._scripts.get(addr, ([], {}))
+        answers, until, taken = self._scripts.get(addr, ([], 0.0, {}))
         turn = taken[threading.get_ident()] = taken.get(threading.get_ident(), 0) + 1
-        answer = None if addr not in self._alive else answers[turn - 1] if turn <= len(answers) else Answer()
+        scripted = turn <= len(answers) and self._now() < until
+        answer = None if addr not in self._alive else answers[turn - 1] if scripted else Answer()
         if self.on_probe is not None:
             self.on_probe(addr, answer)
         return answer
