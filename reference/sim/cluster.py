@@ -36,7 +36,7 @@ from reference.dataplane import KVMemory
 from reference.harness.capture import ThreadErrors
 from reference.hooks import Hooks
 from reference.prefill.mock import MockPrefill
-from reference.sim.health import HeartbeatWatch
+from reference.sim.health import HeartbeatWatch, first_misses
 from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
 from reference.sim.plan import Plan
@@ -121,6 +121,8 @@ class Cluster:
     # -- set-up and teardown ----------------------------------------------------------------
     def start(self) -> None:
         before = set(threading.enumerate())
+        if "unhealthy" in self.plan.faults:  # each prefill's first answer to each heartbeat misses
+            first_misses(self.net, [prefill.bootstrap_addr for prefill in self.prefills])
         for m in range(self.plan.managers):
             manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
             self.managers.append(manager)

@@ -20,7 +20,8 @@ from the scheduler's thread (`problems`): a raise there would end the heartbeat 
 `unhealthy`: the fault that scripts a prefill's next four answers to each heartbeat
 (`HealthNetwork.script`): a pattern of misses, 503, a connect after 2.5 s or an answer after
 3.5 s in turn (each within a second of upstream's timeouts, so a timeout that grew by
-one is seen), and 200s, once nothing is in flight to it. The prefill is unwell meanwhile: its
+one is seen), and 200s, once nothing is in flight to it (and, in a run with it on, each
+prefill's first answer to each heartbeat: `first_misses`). The prefill is unwell meanwhile: its
 ranks lose what is sent to them until its probes are over (`mute`), so no answer of theirs
 lands after the heartbeat failed their rooms. A live prefill declared dead whose answers
 still arrive is what residual lessons are about (bootstrap-partition; failure-records: a
@@ -146,3 +147,10 @@ def unhealthy(c: Any, p: int, kind: int, pattern: int, poll_all: Callable[[], No
            "messages meanwhile")  # fmt: skip
     c.advance(window, "unhealthy")  # its probes, before anything heals them
     poll_all()
+
+
+def first_misses(net: HealthNetwork, addrs: list[str]) -> None:
+    """A run with `unhealthy` on: each prefill's first answer to each heartbeat is a miss (of
+    the kinds in turn), before any 200 (a heartbeat that counts the first miss twice declares)."""
+    for p, addr in enumerate(addrs):
+        net.script(addr, [MISSES[p % len(MISSES)]])
