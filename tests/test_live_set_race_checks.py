@@ -1,5 +1,6 @@
 """Lesson `live-set-race`'s checklist: fixed holds every check, buggy fails the ones the
-fix is about, and every wrong fix of the gallery is caught by the check named."""
+fix is about, and every wrong fix of the gallery is caught by the check named (the
+simulation's, `simulation`, within the deep-check budget the gallery tests give it)."""
 
 import pytest
 from checklist_gallery import (
@@ -9,6 +10,7 @@ from checklist_gallery import (
     gallery_modules,
     run_gallery_fix,
     verdict_on,
+    wrong_fix_options,
 )
 
 LESSON = "live-set-race"
@@ -16,9 +18,7 @@ pytestmark = pytest.mark.lesson(id=LESSON)
 
 BUGGY_PASSES = {  # guards against over-reaching fixes (README)
     "failed-prefill-forgotten",
-    "misses-must-be-consecutive",
-    "unhealthy-answers-miss",
-    "heartbeat-is-daemon",
+    "probe-prunes-cleared-rooms",
 }
 GALLERY = {
     "live_set_pop": "every-affected-room-failed",
@@ -27,6 +27,9 @@ GALLERY = {
     "retry_once": "every-affected-room-failed",
     "heartbeat_swallows": "every-affected-room-failed",
     "swap_tracker": "every-affected-room-failed",
+    "fail_on_first_miss": "simulation",  # dead-only-after-misses-in-a-row
+    "count_never_reset": "simulation",  # whole-state-bound first; dead-only-after-misses-in-a-row too
+    "heartbeat_not_daemon": "simulation",  # threads-alive
 }
 
 
@@ -57,4 +60,4 @@ def test_every_gallery_module_is_listed():
 
 @pytest.mark.parametrize(("module", "catching"), GALLERY.items())
 def test_wrong_fix_is_caught(module, catching):
-    assert_caught(run_gallery_fix(LESSON, module), catching)
+    assert_caught(run_gallery_fix(LESSON, module, wrong_fix_options(catching, LESSON)), catching)

@@ -17,10 +17,9 @@ from mock_world import ADDR, KEY, world
 from upstream_wheels import wheel
 
 from reference.clock import VirtualClock
-from reference.lessons.live_set_race.health import Answer, HealthNetwork
 from reference.status import KVPoll
 from reference.transport.base import Reply
-from reference.transport.mock import MockNetwork
+from reference.transport.mock import Answer, HealthNetwork, MockNetwork
 from reference.upstream import load_sglang
 from reference.upstream.bound import ClockedTime, TickedAsyncio, TransportRequests, bound
 

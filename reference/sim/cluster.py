@@ -36,12 +36,13 @@ from reference.dataplane import KVMemory
 from reference.harness.capture import ThreadErrors
 from reference.hooks import Hooks
 from reference.prefill.mock import MockPrefill
+from reference.sim.health import HeartbeatWatch, first_misses
 from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
 from reference.sim.plan import Plan
 from reference.status import KVPoll
 from reference.transport.base import Reply
-from reference.transport.mock import MockNetwork
+from reference.transport.mock import HealthNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
@@ -82,7 +83,7 @@ class Cluster:
     ) -> None:
         self.variant, self.plan, self.errors, self.checking = variant, plan, errors, checking
         self.clock = VirtualClock()
-        self.net = MockNetwork(self.clock, immediate=plan.sockets == "fail-fast")
+        self.net = HealthNetwork(self.clock, immediate=plan.sockets == "fail-fast")
         self.net.latency = 1.0 if "latency" in plan.faults else 0.0
         self.prefills = [
             MockPrefill(self.net, f"10.0.{i}.1:8998", tp_size=tp, cp_size=cp)
@@ -115,9 +116,13 @@ class Cluster:
         self.early: list[str] = []  # requests that turned Success on answers not their own
         self.opened = 0  # requests opened, the warm-ups' included
         self.step_index: int | None = None
+        self.watch = HeartbeatWatch(self.net, self.clock, CONFIG.heartbeat_max_failures, self.note)
 
     # -- set-up and teardown ----------------------------------------------------------------
     def start(self) -> None:
+        before = set(threading.enumerate())
+        if "unhealthy" in self.plan.faults:  # each prefill's first answer to each heartbeat misses
+            first_misses(self.net, [prefill.bootstrap_addr for prefill in self.prefills])
         for m in range(self.plan.managers):
             manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
             self.managers.append(manager)
@@ -126,9 +131,14 @@ class Cluster:
         for m, manager in enumerate(self.managers):
             for p in range(len(self.prefills)):
                 self._ensure(m, p)
-            manager.start_heartbeat()
+            with self.watch.starting(m, manager):
+                manager.start_heartbeat()
             self.clock.wait_for_sleepers(m + 1)
             self.clock.advance(CONFIG.heartbeat_interval / (self.plan.managers + 1))  # staggered
+        kept = self.watch.non_daemons(before)
+        if kept:
+            self.broke("threads-alive", f"threads {kept} the managers started are not daemons: they keep "
+                       "the decode's process alive")  # fmt: skip
 
     def close(self) -> None:
         self.release_parked()
@@ -667,6 +677,8 @@ class Cluster:
         for m, manager in enumerate(self.managers):
             if not manager.heartbeat_alive:
                 self.broke("threads-alive", f"decode {m}'s heartbeat thread is gone")
+        for invariant, detail in self.watch.settled():
+            self.broke(invariant, detail)
 
     def check_always(self) -> None:
         self.check_threads()

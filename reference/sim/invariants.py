@@ -35,8 +35,10 @@ _ALL = (
         f"{PR}36029: the cache lookup is one locked step; {PR}36351: the failure handler must not raise",
     ),
     Invariant(
-        "threads-alive", "*", "no background thread dies: every manager's heartbeat runs until closed",
-        f"{PR}36351: the heartbeat thread dies and later failures go unnoticed",
+        "threads-alive", "*",
+        "no background thread dies: every manager's heartbeat runs until closed, as a daemon thread",
+        f"{PR}36351: the heartbeat thread dies and later failures go unnoticed; the heartbeat that calls "
+        "_handle_node_failure: threading.Thread(..., daemon=True)",
     ),
     Invariant(
         "whole-state-bound", "*",
@@ -61,6 +63,14 @@ _ALL = (
         f"{PR}36351, _handle_node_failure: every affected room is failed; HARDEN(stale-tracker): a late "
         "cleanup never pops a re-registered prefill's tracker set",
         ("stale-tracker",),
+    ),
+    Invariant(
+        "dead-only-after-misses-in-a-row", "live-set-race",
+        "a heartbeat declares a prefill dead (`_handle_node_failure`) only once max_failures of its /health "
+        "probes in a row missed (refused, an error status, a connect later than 2 s or an answer later than "
+        "3 s; a 200 resets the count), and declares it in the round of the probe that makes them that many",
+        f"{PR}36351, the heartbeat that calls _handle_node_failure: GET /health with timeout=(2, 3), a 200 "
+        "resets heartbeat_failures, max_failures of them call the handler",
     ),
     Invariant(
         "failed-entry-invalidated", "stale-bootstrap",

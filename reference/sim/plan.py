@@ -57,6 +57,9 @@ FAULTS = {
     "the scheduler polls it 0.5 s before its waiting timeout, counted from the send's return",
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
+    "unhealthy": "a prefill's next three /health probes answer a pattern of 200s and misses (in turn: "
+    "503, a connect after 2.5 s, an answer after 3.5 s) (upstream's timeout=(2, 3)); its ranks lose their "
+    "messages meanwhile",
     "race_cleanup": "the decode-status thread, preempted in a cleanup, resumes inside the failure handler",
     "race_cleanup_late": "the decode-status thread, preempted in a cleanup, resumes after a failure, later",
     "timeout": "virtual time jumps past the waiting timeout",

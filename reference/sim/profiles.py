@@ -18,7 +18,11 @@ EVERYDAY = ("kill", "drop", "hb_miss", "timeout", "gc", "latency")
 
 PROFILES: dict[str, Profile] = {
     "failed-resurrect": Profile((*EVERYDAY, "fail_open", "late_failed", "race_cleanup", "restart_new")),
-    "live-set-race": Profile((*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same")),
+    "live-set-race": Profile(  # (unhealthy last: the swarm's coins for the others stay as they were)
+        (*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same", "unhealthy"),
+        always=("unhealthy",),  # scripted /health answers in every run: what a miss is, how many declare
+        steer=False,  # its faults are about the heartbeat, not about cache generations
+    ),
     "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send")),
     "failure-records": Profile(
         (

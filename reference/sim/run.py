@@ -13,6 +13,7 @@ from types import ModuleType
 
 from reference.harness.capture import thread_errors
 from reference.sim.cluster import Cluster
+from reference.sim.health import unhealthy
 from reference.sim.invariants import Violation
 from reference.sim.plan import Plan
 
@@ -136,6 +137,8 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
         c.delay_status(m)
     elif kind == "hb_miss":
         c.misses.add(p)
+    elif kind == "unhealthy":
+        unhealthy(c, p, a // len(c.prefills), b, lambda: _poll_all(c, a))
     elif kind in ("race_cleanup", "race_cleanup_late"):
         c.race_cleanup(m, late=kind == "race_cleanup_late")
     elif kind == "gc":

@@ -3,6 +3,7 @@
 A `MockNetwork` stands in for everything `LoopbackTransport` does with real sockets:
 
 - `health` answers for bootstrap addresses marked alive (`add_prefill`, `kill`, `revive`);
+  `HealthNetwork` scripts the answers too (an error status, a late connect or answer);
 - `get_route` calls the bootstrap server's route logic (`serve(addr, table.handle)`), the
   very `BootstrapTable.handle` the aiohttp server wraps, and so does `register_dp_rank`;
 - `bind` gives a handler an endpoint on a fresh port (so a restarted prefill gets new
@@ -34,7 +35,7 @@ import heapq
 import itertools
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ from reference.transport.base import Frames, Handler, Reply, TransportError
 
 FIRST_PORT = 41000
 DROPPED = -1.0  # `_due` of a message a fault drops
+PROBE_TIMEOUT = (2.0, 3.0)  # the decode's GET /health: seconds to connect, then to answer
 
 
 @dataclass
@@ -265,3 +267,70 @@ class MockNetwork:
             self._endpoints.clear()
             self._sockets.clear()
             self._pending.clear()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A `/health` answer: its status, and how long the connect and the answer take."""
+
+    status: int = 200
+    connect: float = 0.0
+    read: float = 0.0
+
+    @property
+    def missed(self) -> bool:
+        """A miss for a probe with PROBE_TIMEOUT, as the loopback transport's GET /health."""
+        return self.status != 200 or self.connect > PROBE_TIMEOUT[0] or self.read > PROBE_TIMEOUT[1]
+
+    def __str__(self) -> str:
+        timed = (("connects", self.connect), ("answers", self.read))
+        late = [f"{what} after {seconds:g} s" for what, seconds in timed if seconds]
+        return f"{self.status}" + (f" ({', '.join(late)})" if late else "")
+
+
+class HealthNetwork(MockNetwork):
+    """The mock network whose prefills answer `/health` probes as scripted (`script`): each
+    probing thread (a decode's heartbeat) gets the script's answers in turn, then 200s (and
+    200s once its `until`, clock time, passed). A
+    variant on our transport asks `health(addr)`; the upstream adapter asks
+    `health_answer(addr)` and applies upstream's own `timeout` to it
+    (`reference/upstream/bound.py`). A late answer costs no virtual time: the probe gives up
+    at its timeout. `on_probe(addr, answer)` sees every probe, on the probing thread.
+    `mute(endpoint, until)`: a process that unwell loses what is sent to it meanwhile."""
+
+    def __init__(self, clock: Clock | None = None, immediate: bool = True) -> None:
+        super().__init__(clock, immediate)
+        # addr -> (answers, until when, thread -> how many it took)
+        self._scripts: dict[str, tuple[list[Answer], float, dict[int, int]]] = {}
+        self.on_probe: Callable[[str, Answer | None], None] | None = None
+        self._muted: dict[str, float] = {}  # endpoint -> clock time until which messages to it are lost
+
+    def script(self, addr: str, answers: Iterable[Answer], until: float = float("inf")) -> None:
+        self._scripts[addr] = (list(answers), until, {})
+
+    def health_answer(self, addr: str) -> Answer | None:
+        """This thread's next answer from `addr`; None: the connection is refused (it is gone)."""
+        self.health_probes += 1
+        answers, until, taken = self._scripts.get(addr, ([], 0.0, {}))
+        turn = taken[threading.get_ident()] = taken.get(threading.get_ident(), 0) + 1
+        scripted = turn <= len(answers) and self._now() < until
+        answer = None if addr not in self._alive else answers[turn - 1] if scripted else Answer()
+        if self.on_probe is not None:
+            self.on_probe(addr, answer)
+        return answer
+
+    def health(self, bootstrap_addr: str) -> bool:
+        answer = self.health_answer(bootstrap_addr)
+        return answer is not None and not answer.missed
+
+    def mute(self, endpoint: str, until: float) -> None:
+        with self._lock:
+            self._muted[endpoint] = max(until, self._muted.get(endpoint, 0.0))
+
+    def _due(self, endpoint: str, frames: list[bytes]) -> float | None:
+        return DROPPED if self._muted.get(endpoint, 0.0) > self._now() else super()._due(endpoint, frames)
+
+    def heal(self) -> None:
+        super().heal()
+        self._scripts.clear()
+        self._muted.clear()

@@ -153,7 +153,7 @@ GAPS: tuple[tuple[str, str, str, str], ...] = (
      "gap: the thread it returns is what mooncake's teardown joins; the adapter stops and joins the loop "
      "itself and never runs that teardown"),
     ("", r"daemon=True", "",
-     "gap: heartbeat-is-daemon (live-set-race) asks that the heartbeat's thread be a daemon; this mutant "
+     "gap: the simulation's threads-alive asks that the heartbeat's thread be a daemon; this mutant "
      "keeps it one"),
     ("delete a statement", r"^self\._background_tasks\.add\(cleanup_task\)$", "",
      "gap, latent in this release: the cleanup awaits `asyncio.sleep`, whose timer keeps the task "
