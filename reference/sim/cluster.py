@@ -38,10 +38,10 @@ from reference.hooks import Hooks
 from reference.prefill.mock import MockPrefill
 from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
+from reference.sim.notices import NoticeNetwork, Notices
 from reference.sim.plan import Plan
 from reference.status import KVPoll
 from reference.transport.base import Reply
-from reference.transport.mock import MockNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
@@ -82,7 +82,8 @@ class Cluster:
     ) -> None:
         self.variant, self.plan, self.errors, self.checking = variant, plan, errors, checking
         self.clock = VirtualClock()
-        self.net = MockNetwork(self.clock, immediate=plan.sockets == "fail-fast")
+        self.net = NoticeNetwork(self.clock, immediate=plan.sockets == "fail-fast")
+        self.notices = Notices(self, self.net)  # ABORTs, disconnects, sends after a failure
         self.net.latency = 1.0 if "latency" in plan.faults else 0.0
         self.prefills = [
             MockPrefill(self.net, f"10.0.{i}.1:8998", tp_size=tp, cp_size=cp)
@@ -121,6 +122,7 @@ class Cluster:
         for m in range(self.plan.managers):
             manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
             self.managers.append(manager)
+            self.notices.watch(manager)
             manager.listen(KVMemory(regions=4, pages=len(PAGES), item_len=8))
             self._watch_answers(m, manager)
         for m, manager in enumerate(self.managers):
@@ -252,6 +254,7 @@ class Cluster:
             if added:
                 self.broke("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
                                 f"cache entries {added}")  # fmt: skip
+            self.notices.send_after_failed_init(request, PAGES)
             return
         self.note(f"decode {request.manager}", f"init room {request.room}: ports {self._ports(request)}")
 
@@ -286,6 +289,7 @@ class Cluster:
         if status == KVPoll.Success and request.seen_failed:
             self.broke("failed-is-terminal", f"room {request.room} on decode {request.manager} read Failed, "
                        "then Success")  # fmt: skip
+        self.notices.polled(request, status)
         if status not in DONE:
             self._check_bounded_wait(request)
             return
@@ -299,6 +303,7 @@ class Cluster:
         )
         if status == KVPoll.Failed and written == KVPoll.WaitingForInput and timed_out:
             self._check_invalidated(request, "its waiting timeout fired")
+            self.notices.timed_out(request)
         if status == KVPoll.Failed and written == KVPoll.WaitingForInput:
             self._check_timeout_base(request)
         self.end(request, status)
@@ -331,6 +336,7 @@ class Cluster:
         if self.managers[request.manager].request_status.get(request.room) != before:
             # an abort that wrote a status wrote Failed (0.5.11's abort writes none: not judged here)
             self._check_failed_visible(request.manager, request.room)
+        self.notices.aborted(request)
 
     def abort_clear(self, request: Request) -> None:
         """The scheduler aborts an open request and drops it at once: abort(), then clear()."""
@@ -662,6 +668,7 @@ class Cluster:
 
     # -- checks after every step ----------------------------------------------------------------------
     def check_threads(self) -> None:
+        self.notices.report()
         if self.errors.errors:
             self.broke("threads-alive", f"a thread raised: {self.errors.describe()}")
         for m, manager in enumerate(self.managers):
