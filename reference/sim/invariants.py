@@ -92,8 +92,8 @@ _ALL = (
         "abort-reaches-prefill", "stale-bootstrap",
         "a request its waiting timeout failed has told each live prefill rank it bootstrapped from to drop "
         "its room once (ABORT); no later abort() tells a rank again",
-        f"{PR}36029, `_check_waiting_timeout`: update_status(Failed), invalidate, then the abort notification "
-        "once (`abort_notified`)",
+        f"{PR}36029, `_check_waiting_timeout`: update_status(Failed), invalidate, then the abort "
+        "notification, once (`abort_notified`)",
     ),
     Invariant(
         "aborted-stays-failed", "stale-bootstrap",

@@ -86,17 +86,20 @@ class Notices:
     def checks(self, invariant: str) -> bool:
         return self.cluster.checking is None or invariant in self.cluster.checking
 
+    def report(self) -> None:
+        """Raise what a heartbeat thread saw, on the scheduler's thread."""
+        if self.seen:
+            self.cluster.broke(*self.seen[0])
+
     # -- dead-prefill-disconnected ----------------------------------------------------------------
     def watch(self, manager: Any) -> None:
-        """Look at what the heartbeat's failure handler of `manager` leaves (it runs on the
-        heartbeat thread: what it saw is reported by `report`, on the scheduler's)."""
+        """Look at what the heartbeat's failure handler of `manager` leaves."""
         handle: Callable[[str], None] = manager._handle_node_failure
 
         def handle_node_failure(addr: str) -> None:
-            named = _named(manager, addr)
-            disconnected = len(self.net.disconnected)
+            named, start = _named(manager, addr), len(self.net.disconnected)
             handle(addr)
-            self._after_failure(manager, addr, named, set(self.net.disconnected[disconnected:]))
+            self._after_failure(manager, addr, named, set(self.net.disconnected[start:]))
 
         manager._handle_node_failure = handle_node_failure
 
@@ -104,72 +107,63 @@ class Notices:
         c = self.cluster
         p = next((p for p, prefill in enumerate(c.prefills) if prefill.bootstrap_addr == addr), None)
         if p is None or c.down_since[p] is None or not self.checks("dead-prefill-disconnected"):
-            return  # judged for a prefill that is dead (its bootstrap server only may be unreachable)
-        kept = sorted(named - disconnected)
-        still = sorted(named & _named(manager, addr))
+            return  # judged for a dead prefill (a live one's bootstrap server may be unreachable)
+        kept, still = sorted(named - disconnected), sorted(named & _named(manager, addr))
         if kept or still:
-            self.seen.append(("dead-prefill-disconnected", f"the heartbeat declared prefill {p} dead at "
-                              f"{c.clock.now():g} s: of the rank endpoints its cached entries named, "
-                              f"{kept or 'none'} not disconnected, {still or 'none'} still cached"))  # fmt: skip
-
-    def report(self) -> None:
-        if self.seen:
-            self.cluster.broke(*self.seen[0])
+            detail = (f"the heartbeat declared prefill {p} dead at {c.clock.now():g} s: of the rank "
+                      f"endpoints its cached entries named, {kept or 'none'} not disconnected, "
+                      f"{still or 'none'} still cached")  # fmt: skip
+            self.seen.append(("dead-prefill-disconnected", detail))
 
     # -- abort-reaches-prefill ----------------------------------------------------------------------
     def timed_out(self, request: Request) -> None:
         """A request its waiting timeout failed told each live rank it bootstrapped from one
         ABORT (a dead one at most one); two aborts after it tell none again."""
-        if request.aborted or request.send_returned_at is None or not self.checks("abort-reaches-prefill"):
-            return  # an abort, or a send that raised, failed it, not its waiting timeout
+        raised = request.send_returned_at is None  # a send that raised failed it
+        if request.aborted or raised or not self.checks("abort-reaches-prefill"):
+            return  # an abort, or a send that raised, failed it: not its waiting timeout
         told = self._told(request)
-        wrong = {e: n for e, n in told.items() if n > 1 or (n != 1 and self.net.is_bound(e))}
-        if wrong:
-            self._broke_told(request, "failed on its waiting timeout", wrong)
+        if any(n > 1 or (n != 1 and self.net.is_bound(e)) for e, n in told.items()):
+            self._broke_told(request, "failed on its waiting timeout", told)
         for _ in range(2):
             self.cluster.call(request.receiver.abort, f"abort() of room {request.room} after its timeout")
-        again = self._told(request)
-        if again != told:
-            self._broke_told(request, "failed on its waiting timeout and was aborted twice", again)
+        if self._told(request) != told:
+            self._broke_told(request, "timed out, then was aborted twice", self._told(request))
 
     def _told(self, request: Request) -> dict[str, int]:
+        """ABORTs for the request's room per rank endpoint it bootstrapped from."""
         infos = getattr(request.receiver, "bootstrap_infos", None) or []
-        ranks = {f"tcp://{i['rank_ip']}:{i['rank_port']}" for i in infos if i.get("rank_ip") and i.get("rank_port")}
+        ranks = {_endpoint(info) for info in infos} - {""}
         return {endpoint: self.net.aborts[(endpoint, request.room)] for endpoint in sorted(ranks)}
 
     def _broke_told(self, request: Request, what: str, told: dict[str, int]) -> None:
         shown = ", ".join(f"{e.removeprefix('tcp://')} {n}" for e, n in told.items())
-        self.cluster.broke("abort-reaches-prefill", f"room {request.room} on decode {request.manager} {what}; "
-                           f"ABORTs per prefill rank it bootstrapped from: {shown}")  # fmt: skip
+        self.cluster.broke("abort-reaches-prefill", f"room {request.room} on decode {request.manager} "
+                           f"{what}; ABORTs per prefill rank it bootstrapped from: {shown}")  # fmt: skip
 
-    # -- aborted-stays-failed -------------------------------------------------------------------------
+    # -- aborted-stays-failed (and abort-reaches-prefill's second abort) ------------------------------------
     def aborted(self, request: Request) -> None:
         """Once the scheduler's abort() returned: a failure recorded and Failed in the table; a
         second abort() tells no rank again; then the Success of an answer already on its way
         lands (the decode inbox's write), and every later poll must still read Failed."""
-        manager, room = self.cluster.managers[request.manager], request.room
+        c, manager, room = self.cluster, self.cluster.managers[request.manager], request.room
         if self.checks("aborted-stays-failed"):
-            recorded = room in getattr(manager, "failure_records", {})
-            status = manager.request_status.get(room)
+            recorded, status = room in _records(manager), manager.request_status.get(room)
             if not recorded or status != KVPoll.Failed:
-                shown = "absent" if status is None else KVPoll(status).name
-                self.cluster.broke("aborted-stays-failed", f"room {room} on decode {request.manager} was "
-                                   f"aborted: failure recorded {recorded}, status {shown}")  # fmt: skip
+                c.broke("aborted-stays-failed", f"room {room} on decode {request.manager} was aborted: "
+                        f"failure recorded {recorded}, status {_name(status)}")  # fmt: skip
         if self.checks("abort-reaches-prefill"):
-            told = self._told(request)
-            self.cluster.call(request.receiver.abort, f"a second abort() of room {room}")
-            again = self._told(request)
-            if any(n > 1 for n in again.values()) or any(again[e] > n for e, n in told.items() if n):
-                self._broke_told(request, "was aborted twice", again)
+            c.call(request.receiver.abort, f"a second abort() of room {room}")
+            if any(n > 1 for n in self._told(request).values()):
+                self._broke_told(request, "was aborted twice", self._told(request))
         if self.checks("aborted-stays-failed"):
-            self.cluster.note("status thread", f"update_status(room {room}, Success): a late answer")
-            self.cluster.call(lambda: manager.update_status(room, KVPoll.Success), f"late Success of room {room}")
+            c.note("status thread", f"update_status(room {room}, Success): an answer already on its way")
+            c.call(lambda: manager.update_status(room, KVPoll.Success), f"late Success of room {room}")
 
     def polled(self, request: Request, status: Any) -> None:
         if request.aborted and status != KVPoll.Failed and self.checks("aborted-stays-failed"):
-            shown = "None" if status is None else KVPoll(status).name
-            self.cluster.broke("aborted-stays-failed", f"room {request.room} on decode {request.manager} was "
-                               f"aborted and polls {shown}")  # fmt: skip
+            self.cluster.broke("aborted-stays-failed", f"room {request.room} on decode {request.manager} "
+                               f"was aborted and polls {_name(status)}")  # fmt: skip
 
     # -- send-after-failed-init -------------------------------------------------------------------------
     def send_after_failed_init(self, request: Request, pages: list[int]) -> None:
@@ -179,33 +173,27 @@ class Notices:
             return
         c, manager, room = self.cluster, self.cluster.managers[request.manager], request.room
         c.note(f"decode {request.manager}", f"send_metadata room {room} after its init failed")
+        what = f"send_metadata of room {room} after its init failed"
         try:
             request.receiver.send_metadata(list(pages))
         except Exception as exc:  # what the scheduler would get from its call
-            c.broke("send-after-failed-init", f"send_metadata of room {room} after its init failed raised "
-                    f"{type(exc).__name__}: {exc}")  # fmt: skip
-        status = manager.request_status.get(room)
-        if status != KVPoll.Failed or room not in getattr(manager, "failure_records", {}):
-            shown = "absent" if status is None else KVPoll(status).name
-            c.broke("send-after-failed-init", f"send_metadata of room {room} after its init failed left it "
-                    f"{shown}, failure recorded {room in getattr(manager, 'failure_records', {})}")  # fmt: skip
+            c.broke("send-after-failed-init", f"{what} raised {type(exc).__name__}: {exc}")
+        status, recorded = manager.request_status.get(room), room in _records(manager)
+        if status != KVPoll.Failed or not recorded:
+            c.broke("send-after-failed-init", f"{what} left it {_name(status)}, failure recorded {recorded}")
 
     # -- send-failure-stops-sends: the refuse_send fault ---------------------------------------------------
     def refuse_send(self, m: int, p: int, rank: int) -> None:
         """A new request on prefill `p` inits; one of its ranks' connects is refused while the
         scheduler sends its metadata and polls it: no rank is sent the metadata after the
         refusal, and the poll does not read Success."""
-        c = self.cluster
-        endpoints = c.prefills[p].endpoints
-        if c._gone(p) or not endpoints:
-            return
-        request = c.open_request(m, p, None)
+        c, endpoints = self.cluster, self.cluster.prefills[p].endpoints
+        request = None if c._gone(p) or not endpoints else c.open_request(m, p, None)
         if request is None:
             return
         c.init(request)
-        refused = endpoints[rank % len(endpoints)]
-        c.note(f"prefill {p}", f"connects to rank {rank % len(endpoints)} ({refused}) are refused (EMFILE)")
-        start = len(self.net.trail)
+        refused, start = endpoints[rank % len(endpoints)], len(self.net.trail)
+        c.note(f"prefill {p}", f"connects to {refused} are refused (EMFILE)")
         self.net.refused.add(refused)
         try:
             c.send(request)
@@ -213,19 +201,32 @@ class Notices:
         finally:
             self.net.refused.discard(refused)
         trail = self.net.trail[start:]
-        if ("refused", refused, -1) not in trail:
-            return
-        after = trail[trail.index(("refused", refused, -1)) :]
+        after = trail[trail.index(("refused", refused, -1)) :] if ("refused", refused, -1) in trail else []
         sent = [e for what, e, room in after if what == "metadata" and room == request.room]
-        if (sent or status == KVPoll.Success) and self.checks("send-failure-stops-sends"):
-            shown = "None" if status is None else KVPoll(status).name
-            c.broke("send-failure-stops-sends", f"room {request.room}'s connect to {refused} was refused at its "
-                    f"send: metadata sent after it to {sent or 'none'}; its poll then read {shown}")  # fmt: skip
+        if after and (sent or status == KVPoll.Success):
+            shown = f"metadata sent after that: {sent or 'none'}; its poll: {_name(status)}"
+            c.broke(
+                "send-failure-stops-sends",
+                f"room {request.room}'s connect to {refused} was refused at its send; {shown}",
+            )
         c.poll(request)
 
 
 def _named(manager: Any, addr: str) -> set[str]:
     """The rank endpoints named by `manager`'s cache entries for prefill `addr`."""
-    entries = [infos for key, infos in list(manager.connection_pool.items()) if key.startswith(f"{addr}_")]
-    return {f"tcp://{i['rank_ip']}:{i['rank_port']}" for infos in entries for i in infos
-            if isinstance(i, dict) and i.get("rank_ip") and i.get("rank_port")}  # fmt: skip
+    pool = list(manager.connection_pool.items())
+    infos = [info for key, entry in pool if key.startswith(f"{addr}_") for info in entry]
+    return {_endpoint(info) for info in infos} - {""}
+
+
+def _endpoint(info: Any) -> str:
+    ok = isinstance(info, dict) and info.get("rank_ip") and info.get("rank_port")
+    return f"tcp://{info['rank_ip']}:{info['rank_port']}" if ok else ""
+
+
+def _records(manager: Any) -> dict[int, str]:
+    return getattr(manager, "failure_records", {})
+
+
+def _name(status: Any) -> str:
+    return "absent" if status is None else KVPoll(status).name

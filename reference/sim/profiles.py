@@ -19,7 +19,9 @@ EVERYDAY = ("kill", "drop", "hb_miss", "timeout", "gc", "latency")
 PROFILES: dict[str, Profile] = {
     "failed-resurrect": Profile((*EVERYDAY, "fail_open", "late_failed", "race_cleanup", "restart_new")),
     "live-set-race": Profile((*EVERYDAY, "race_cleanup", "fail_open", "restart_new", "restart_same")),
-    "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send", "refuse_send")),
+    "stale-bootstrap": Profile(
+        (*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send", "refuse_send")  # (appended: the
+    ),  # swarm's coins for the earlier faults stay as they were)
     "failure-records": Profile(
         (
             *EVERYDAY,
