@@ -90,8 +90,9 @@ _ALL = (
     ),
     Invariant(
         "abort-reaches-prefill", "stale-bootstrap",
-        "a request its waiting timeout failed has told each live prefill rank it bootstrapped from to drop "
-        "its room once (ABORT); no later abort() tells a rank again",
+        "a request its waiting timeout failed has told each prefill rank it bootstrapped from whose process "
+        "still bound there took its metadata to drop its room once (ABORT), any other rank at most once; no "
+        "later abort() tells a rank again",
         f"{PR}36029, `_check_waiting_timeout`: update_status(Failed), invalidate, then the abort "
         "notification, once (`abort_notified`)",
     ),

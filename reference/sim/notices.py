@@ -57,6 +57,13 @@ class NoticeNetwork(MockNetwork):
         self.aborts: Counter[tuple[str, int]] = Counter()  # ABORTs sent, per (endpoint, room)
         self.trail: list[tuple[str, str, int]] = []  # ("refused"|"metadata", endpoint, room), in order
         self.refused: set[str] = set()
+        self._metadata_to: dict[tuple[str, int], Any] = {}  # (endpoint, room) -> the process sent to
+
+    def holds_metadata(self, endpoint: str, room: int) -> bool:
+        """Whether the process bound at `endpoint` now is the one `room`'s metadata was sent to."""
+        sent_to = self._metadata_to.get((endpoint, room))
+        with self._lock:
+            return sent_to is not None and self._endpoints.get(endpoint) is sent_to
 
     def connect(self, endpoint: str) -> MockPushSocket:
         if endpoint in self.refused:
@@ -75,6 +82,8 @@ class NoticeNetwork(MockNetwork):
                 self.aborts[(endpoint, message.room)] += 1
             elif isinstance(message, wire.Metadata):
                 self.trail.append(("metadata", endpoint, message.room))
+                with self._lock:
+                    self._metadata_to[(endpoint, message.room)] = self._endpoints.get(endpoint)
         super().deliver(endpoint, frames)
 
 
@@ -117,13 +126,15 @@ class Notices:
 
     # -- abort-reaches-prefill ----------------------------------------------------------------------
     def timed_out(self, request: Request) -> None:
-        """A request its waiting timeout failed told each live rank it bootstrapped from one
-        ABORT (a dead one at most one); two aborts after it tell none again."""
+        """A request its waiting timeout failed told each rank it bootstrapped from whose
+        process took its metadata (the same process still bound there) one ABORT, any other
+        at most one; two aborts after it tell none again. A process that restarted on the same
+        port never heard of the room (upstream's socket to the dead one may not reach it)."""
         raised = request.send_returned_at is None  # a send that raised failed it
         if request.aborted or raised or not self.checks("abort-reaches-prefill"):
             return  # an abort, or a send that raised, failed it: not its waiting timeout
         told = self._told(request)
-        if any(n > 1 or (n != 1 and self.net.is_bound(e)) for e, n in told.items()):
+        if any(n > 1 or (n != 1 and self.net.holds_metadata(e, request.room)) for e, n in told.items()):
             self._broke_told(request, "failed on its waiting timeout", told)
         for _ in range(2):
             self.cluster.call(request.receiver.abort, f"abort() of room {request.room} after its timeout")
