@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import errno
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import zmq
@@ -27,7 +27,7 @@ import zmq
 from reference import wire
 from reference.clock import Clock
 from reference.status import KVPoll
-from reference.transport.base import TransportError
+from reference.transport.base import Reply, TransportError
 from reference.transport.mock import MockNetwork, MockPushSocket
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ class NoticeNetwork(MockNetwork):
         self.aborts: Counter[tuple[str, int]] = Counter()  # ABORTs sent, per (endpoint, room)
         self.trail: list[tuple[str, str, int]] = []  # ("refused"|"metadata", endpoint, room), in order
         self.refused: set[str] = set()
+        self.refused_routes: set[str] = set()  # bootstrap addresses whose rank routes are refused
         self._metadata_to: dict[tuple[str, int], Any] = {}  # (endpoint, room) -> the process sent to
 
     def holds_metadata(self, endpoint: str, room: int) -> bool:
@@ -71,6 +72,11 @@ class NoticeNetwork(MockNetwork):
             self.trail.append(("refused", endpoint, -1))
             raise ConnectRefused(endpoint)
         return super().connect(endpoint)
+
+    def get_route(self, bootstrap_addr: str, params: Mapping[str, int]) -> Reply:
+        if bootstrap_addr in self.refused_routes and int(params.get("target_tp_rank", -1)) >= 0:
+            raise TransportError(f"GET http://{bootstrap_addr}/route: connection refused")
+        return super().get_route(bootstrap_addr, params)
 
     def deliver(self, endpoint: str, frames: list[bytes]) -> None:
         if frames and frames[0] in (wire.ABORT, wire.METADATA):
@@ -192,6 +198,26 @@ class Notices:
         status, recorded = manager.request_status.get(room), room in _records(manager)
         if status != KVPoll.Failed or not recorded:
             c.broke("send-after-failed-init", f"{what} left it {_name(status)}, failure recorded {recorded}")
+
+    # -- the drain's probes ---------------------------------------------------------------------------------
+    def drain_probes(self) -> None:
+        """Once the drain healed every fault, on each prefill: the `refuse_send` fault on its
+        first rank (its entry then goes), then a request whose rank routes are refused, so its
+        init fails on the cold cache, is sent its metadata: every run asks both, whatever its
+        steps drew (a search of 30 runs, on upstream, may draw neither)."""
+        if not (self.checks("send-failure-stops-sends") or self.checks("send-after-failed-init")):
+            return
+        c = self.cluster
+        for p, prefill in enumerate(c.prefills):
+            self.refuse_send(0, p, 0)
+            c.note(f"prefill {p}", "GET /route for its ranks is refused")
+            self.net.refused_routes.add(prefill.bootstrap_addr)
+            try:
+                request = c.open_request(0, p, None)
+                if request is not None:
+                    c.init(request)  # a failed init is sent its metadata (`send_after_failed_init`)
+            finally:
+                self.net.refused_routes.discard(prefill.bootstrap_addr)
 
     # -- send-failure-stops-sends: the refuse_send fault ---------------------------------------------------
     def refuse_send(self, m: int, p: int, rank: int) -> None:
