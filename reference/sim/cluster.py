@@ -184,7 +184,6 @@ class Cluster:
                 self.toggle_kill(p)
             if self.stuck[p] and self.stuck_until[p] is None:
                 self.toggle_stuck(p)
-        self.notices.drain_probes()
         for request in list(self.open):  # the scheduler's pass as the faults heal
             self.poll(request)
         due = [self.net.next_due() or 0.0, *(t for t in self.stuck_until if t is not None)]
@@ -207,6 +206,7 @@ class Cluster:
                 request.aborted = True
                 self.call(request.receiver.abort)
                 self.poll(request)
+        self.notices.drain_probes()
         self.run_cleanups()
         for _ in range(CONFIG.heartbeat_max_failures + 1):
             self.tick()

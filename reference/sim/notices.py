@@ -101,6 +101,11 @@ class Notices:
     def checks(self, invariant: str) -> bool:
         return self.cluster.checking is None or invariant in self.cluster.checking
 
+    def drives(self, invariant: str) -> bool:
+        """Whether the run makes the calls `invariant`'s check adds: only for a lesson that names
+        it (a run that checks every invariant, restart-recovery's among them, makes none)."""
+        return self.cluster.checking is not None and invariant in self.cluster.checking
+
     def report(self) -> None:
         """Raise what a heartbeat thread saw, on the scheduler's thread."""
         if self.seen:
@@ -137,7 +142,7 @@ class Notices:
         at most one; two aborts after it tell none again. A process that restarted on the same
         port never heard of the room (upstream's socket to the dead one may not reach it)."""
         raised = request.send_returned_at is None  # a send that raised failed it
-        if request.aborted or raised or not self.checks("abort-reaches-prefill"):
+        if request.aborted or raised or not self.drives("abort-reaches-prefill"):
             return  # an abort, or a send that raised, failed it: not its waiting timeout
         told = self._told(request)
         if any(n > 1 or (n != 1 and self.net.holds_metadata(e, request.room)) for e, n in told.items()):
@@ -169,11 +174,11 @@ class Notices:
             if not recorded or status != KVPoll.Failed:
                 c.broke("aborted-stays-failed", f"room {room} on decode {request.manager} was aborted: "
                         f"failure recorded {recorded}, status {_name(status)}")  # fmt: skip
-        if self.checks("abort-reaches-prefill"):
+        if self.drives("abort-reaches-prefill"):
             c.call(request.receiver.abort, f"a second abort() of room {room}")
             if any(n > 1 for n in self._told(request).values()):
                 self._broke_told(request, "was aborted twice", self._told(request))
-        if self.checks("aborted-stays-failed"):
+        if self.drives("aborted-stays-failed"):
             c.note("status thread", f"update_status(room {room}, Success): an answer already on its way")
             c.call(lambda: manager.update_status(room, KVPoll.Success), f"late Success of room {room}")
 
@@ -186,7 +191,7 @@ class Notices:
     def send_after_failed_init(self, request: Request, pages: list[int]) -> None:
         """`send_metadata` on a receiver whose init failed raises nothing; the room stays Failed
         with its failure recorded."""
-        if not self.checks("send-after-failed-init"):
+        if not self.drives("send-after-failed-init"):
             return
         c, manager, room = self.cluster, self.cluster.managers[request.manager], request.room
         c.note(f"decode {request.manager}", f"send_metadata room {room} after its init failed")
@@ -201,11 +206,12 @@ class Notices:
 
     # -- the drain's probes ---------------------------------------------------------------------------------
     def drain_probes(self) -> None:
-        """Once the drain healed every fault, on each prefill: the `refuse_send` fault on its
+        """Once the drain ended every request, on each prefill: the `refuse_send` fault on its
         first rank (its entry then goes), then a request whose rank routes are refused, so its
-        init fails on the cold cache, is sent its metadata: every run asks both, whatever its
-        steps drew (a search of 30 runs, on upstream, may draw neither)."""
-        if not (self.checks("send-failure-stops-sends") or self.checks("send-after-failed-init")):
+        init fails on the cold cache, is sent its metadata; each ends as the drain ends one.
+        Every run asks both, whatever its steps drew (a search of 30 runs, on upstream, may
+        draw neither)."""
+        if not (self.drives("send-failure-stops-sends") or self.drives("send-after-failed-init")):
             return
         c = self.cluster
         for p, prefill in enumerate(c.prefills):
@@ -218,12 +224,25 @@ class Notices:
                     c.init(request)  # a failed init is sent its metadata (`send_after_failed_init`)
             finally:
                 self.net.refused_routes.discard(prefill.bootstrap_addr)
+        for request in list(c.open):
+            self._end(request)
+
+    def _end(self, request: Request) -> None:
+        """Poll the request; if it is still open, abort it and poll it (as the drain ends one)."""
+        c = self.cluster
+        c.poll(request)
+        if request in c.open:
+            c.note(f"decode {request.manager}", f"abort room {request.room} (the probe ends it)")
+            request.aborted = True
+            c.call(request.receiver.abort)
+            c.poll(request)
 
     # -- send-failure-stops-sends: the refuse_send fault ---------------------------------------------------
     def refuse_send(self, m: int, p: int, rank: int) -> None:
         """A new request on prefill `p` inits; one of its ranks' connects is refused while the
         scheduler sends its metadata and polls it: no rank is sent the metadata after the
-        refusal, and the poll does not read Success."""
+        refusal, and the poll does not read Success. Then the request ends (aborted if it
+        waits: hardened resends once the rank answers)."""
         c, endpoints = self.cluster, self.cluster.prefills[p].endpoints
         request = None if c._gone(p) or not endpoints else c.open_request(m, p, None)
         if request is None:
@@ -246,7 +265,7 @@ class Notices:
                 "send-failure-stops-sends",
                 f"room {request.room}'s connect to {refused} was refused at its send; {shown}",
             )
-        c.poll(request)
+        self._end(request)
 
 
 def _named(manager: Any, addr: str) -> set[str]:
