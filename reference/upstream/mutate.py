@@ -605,6 +605,21 @@ A removed lock whose section no thread can split (one C-level dict operation, or
 only the heartbeat thread takes) is equivalent (`survivors.UNCONTENDED`); the per-endpoint
 socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits)
 stays a gap, with that reason.
+
+Five stale-bootstrap checks became simulation invariants of the same names
+(`dead-prefill-disconnected`, `abort-reaches-prefill`, `aborted-stays-failed`,
+`send-failure-stops-sends`, `send-after-failed-init`: `reference/sim/notices.py`), so a kill
+the log kept from them no longer holds with `--quick`. The deep stage runs stale-bootstrap's
+default run too for a failed-resurrect or live-set-race survivor (`DEEP_ALSO`: `abort()`
+sends the notification the waiting timeout shares, the failure handler disconnects what
+stale-bootstrap caches). Every mutant whose logged kill came from those checks alone (0.5.19:
+15, 17, 19, 29, 36, 41, 139 to 142, 150, 161; 0.5.23: 44, 51, 56, 155 to 158, 167, 173) was
+judged again (`--only`, `--deep`, JOBS=1, 2026-12-06, load average 3 to 7): each killed by the
+default run's simulation (15 by failed-resurrect's too); their log lines are that run's. 150,
+161, 167 and 173 (a `return` deleted from `send_metadata`: after a failed fetch, after a
+refused connect) survived a first run, whose 30 generated runs on upstream (mostly
+Hypothesis's targeting of one plan) drew neither step; the simulation's drain now probes
+each prefill with both in every stale-bootstrap run, and they are killed.
 """
 
 
