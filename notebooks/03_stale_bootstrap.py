@@ -468,7 +468,7 @@ class ByKeyKVReceiver(reference.fixed.KVReceiver):
 show(exercises.check_fix("stale-bootstrap", exercises.variant_from({"KVReceiver": ByKeyKVReceiver})))
 
 # %% [markdown]
-# Rejected by `replacement-survives` (the story alone passes it; 11 of 12 checks do): a receiver that fails late, still holding the pre-restart
+# Rejected by `replacement-survives` (the story alone passes it; 6 of 7 checks do): a receiver that fails late, still holding the pre-restart
 # generation, drops the *new* generation another receiver installed meanwhile. Identity
 # (`is`), not the key, says which entry is stale.
 

@@ -1,7 +1,9 @@
 """The checks added for the semantic mutation census' gaps 13 to 16 (issue #21).
 
-`stale-bootstrap`'s `aborted-stays-failed` (which took in `abort-recorded`) and
-`restart-recovery`'s three hand-built checks (`reference/lessons/restart_recovery/checks.py`):
+(`stale-bootstrap`'s `aborted-stays-failed` is the simulation's invariant now:
+tests/test_sim_notices.py, with the same broken copy of hardened's abort.)
+
+`restart-recovery`'s hand-built checks (`reference/lessons/restart_recovery/checks.py`):
 each holds on every correct form that has the behaviour (the shipped variants that claim
 it, the right fixes of the lesson) and fails on one hand-made broken copy of hardened that
 undoes exactly what the check is about. Each check runs in milliseconds on the mock
@@ -17,13 +19,6 @@ import reference.hardened
 from reference.harness.lesson import run_check
 from reference.lessons import LESSONS, Options
 from reference.lessons.restart_recovery.right_fixes import full_jitter
-from reference.lessons.stale_bootstrap.right_fixes import (
-    all_keys_one_section,
-    generation_counter,
-    identity_by_id,
-    pop_and_restore,
-)
-from reference.status import KVPoll
 from reference.variants import Variant
 
 pytestmark = pytest.mark.lesson(id="restart-recovery")
@@ -31,11 +26,6 @@ pytestmark = pytest.mark.lesson(id="restart-recovery")
 RESTART = (
     "resend-waits-for-every-rank", "late-loss-recovers", "done-loss-keeps-cache", "no-wait-at-zero-timeout",
 )  # fmt: skip
-
-
-class _NoBaseAbort(reference.hardened.KVReceiver):
-    def abort(self) -> None:  # latches, but records nothing and writes no Failed
-        self.conclude_state = KVPoll.Failed
 
 
 class _KeepsAnswers(reference.hardened.KVReceiver):
@@ -76,22 +66,6 @@ def _verdict(lesson_id: str, check_id: str, module: ModuleType) -> tuple[str, st
     lesson = LESSONS[lesson_id]
     result = run_check(lesson, lesson.check(check_id), Variant(module.__name__, module, "ok"), Options())
     return result.verdict, result.symptom
-
-
-ABORT_CORRECT = [reference.fixed, reference.hardened, all_keys_one_section, generation_counter,
-                 identity_by_id, pop_and_restore, full_jitter]  # fmt: skip
-
-
-@pytest.mark.parametrize("module", ABORT_CORRECT, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
-def test_aborted_stays_failed_holds_on_correct_forms(module):
-    verdict, symptom = _verdict("stale-bootstrap", "aborted-stays-failed", module)
-    assert verdict == "ok", symptom
-
-
-def test_aborted_stays_failed_fails_without_the_base_abort():
-    verdict, symptom = _verdict("stale-bootstrap", "aborted-stays-failed", _broken(_NoBaseAbort))
-    assert verdict == "bug", symptom
-    assert "no failure reason recorded" in symptom and "WaitingForInput" in symptom
 
 
 @pytest.mark.parametrize("check_id", RESTART)

@@ -111,7 +111,10 @@ def test_an_aborted_request_is_not_a_waiting_timeout() -> None:
     status WaitingForInput: the request fails on its abort, at once, not on its wait."""
     upstream = load_sglang(str(wheel("0.5.11"))).module
     plan = Plan(0, 1, [(1, 1)], "upstream", ["latency"], [("request", 0, 0), ("abort", 2, 7)])  # in flight
-    run = run_plan(upstream, plan, STALE_BOOTSTRAP)
+    # (0.5.11's abort writes no Failed, and its send connects outside its try: the invariants of
+    # #24522 (0.5.12) and of a refused connect, and the drain's probes for them, left out)
+    left_out = {"aborted-stays-failed", "send-failure-stops-sends", "send-after-failed-init"}
+    run = run_plan(upstream, plan, STALE_BOOTSTRAP - left_out)
     assert run.violation is None
     events = [event for _, _, event in run.log]
     assert "abort room 101" in events and "poll room 101: Failed" in events, events

@@ -36,10 +36,6 @@ BUGGY_PASSES = {
     "other-prefill-survives",
     "registered-before-cached",
     "success-keeps-cache",
-    "abort-reaches-prefill",
-    "dead-prefill-disconnected",
-    "send-after-failed-init",
-    "aborted-stays-failed",
 }
 
 # Each wrong fix and the check that must catch it (others may catch it too).
@@ -62,6 +58,11 @@ CAUGHT_BY = {
     f"{GALLERY}.equal_not_identical": "simulation",
     f"{GALLERY}.unlocked_identity": "explore-invalidation-vs-replacement",
     f"{GALLERY}.unlocked_lookup": "explore-hit-vs-eviction",
+    f"{GALLERY}.forget_without_disconnect": "simulation",
+    f"{GALLERY}.timeout_without_abort": "simulation",
+    f"{GALLERY}.abort_without_latch": "simulation",
+    f"{GALLERY}.send_to_every_rank": "simulation",
+    f"{GALLERY}.send_without_infos_check": "simulation",
 }
 # Wrong fixes every hand-built check passes: the simulation catches `equal_not_identical`
 # (invariant `invalidate-own-only`); the other two race inside one call and an exploration

@@ -39,10 +39,10 @@ from reference.prefill.mock import MockPrefill
 from reference.sim.health import HeartbeatWatch, first_misses
 from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
+from reference.sim.notices import NoticeNetwork, Notices
 from reference.sim.plan import Plan
 from reference.status import KVPoll
 from reference.transport.base import Reply
-from reference.transport.mock import HealthNetwork
 
 CONFIG = ManagerConfig()  # upstream's defaults: 5 s heartbeat, 2 misses, 300 s waiting timeout
 PAGES = [0, 1]
@@ -83,7 +83,8 @@ class Cluster:
     ) -> None:
         self.variant, self.plan, self.errors, self.checking = variant, plan, errors, checking
         self.clock = VirtualClock()
-        self.net = HealthNetwork(self.clock, immediate=plan.sockets == "fail-fast")
+        self.net = NoticeNetwork(self.clock, immediate=plan.sockets == "fail-fast")  # and /health answers
+        self.notices = Notices(self, self.net)  # ABORTs, disconnects, sends after a failure
         self.net.latency = 1.0 if "latency" in plan.faults else 0.0
         self.prefills = [
             MockPrefill(self.net, f"10.0.{i}.1:8998", tp_size=tp, cp_size=cp)
@@ -126,6 +127,7 @@ class Cluster:
         for m in range(self.plan.managers):
             manager = self.variant.KVManager(self.net, CONFIG, self.clock, self.hooks[m])
             self.managers.append(manager)
+            self.notices.watch(manager)
             manager.listen(KVMemory(regions=4, pages=len(PAGES), item_len=8))
             self._watch_answers(m, manager)
         for m, manager in enumerate(self.managers):
@@ -214,6 +216,7 @@ class Cluster:
                 request.aborted = True
                 self.call(request.receiver.abort)
                 self.poll(request)
+        self.notices.drain_probes()
         self.run_cleanups()
         for _ in range(CONFIG.heartbeat_max_failures + 1):
             self.tick()
@@ -262,6 +265,7 @@ class Cluster:
             if added:
                 self.broke("failed-fill-not-cached", f"room {request.room}'s init failed and left new "
                                 f"cache entries {added}")  # fmt: skip
+            self.notices.send_after_failed_init(request, PAGES)
             return
         self.note(f"decode {request.manager}", f"init room {request.room}: ports {self._ports(request)}")
 
@@ -296,6 +300,7 @@ class Cluster:
         if status == KVPoll.Success and request.seen_failed:
             self.broke("failed-is-terminal", f"room {request.room} on decode {request.manager} read Failed, "
                        "then Success")  # fmt: skip
+        self.notices.polled(request, status)
         if status not in DONE:
             self._check_bounded_wait(request)
             return
@@ -309,6 +314,7 @@ class Cluster:
         )
         if status == KVPoll.Failed and written == KVPoll.WaitingForInput and timed_out:
             self._check_invalidated(request, "its waiting timeout fired")
+            self.notices.timed_out(request)
         if status == KVPoll.Failed and written == KVPoll.WaitingForInput:
             self._check_timeout_base(request)
         self.end(request, status)
@@ -341,6 +347,7 @@ class Cluster:
         if self.managers[request.manager].request_status.get(request.room) != before:
             # an abort that wrote a status wrote Failed (0.5.11's abort writes none: not judged here)
             self._check_failed_visible(request.manager, request.room)
+        self.notices.aborted(request)
 
     def abort_clear(self, request: Request) -> None:
         """The scheduler aborts an open request and drops it at once: abort(), then clear()."""
@@ -672,6 +679,7 @@ class Cluster:
 
     # -- checks after every step ----------------------------------------------------------------------
     def check_threads(self) -> None:
+        self.notices.report()
         if self.errors.errors:
             self.broke("threads-alive", f"a thread raised: {self.errors.describe()}")
         for m, manager in enumerate(self.managers):

@@ -25,8 +25,8 @@ from typing import Any
 CONTAINERS = (dict, set, frozenset, list, deque)
 OPAQUE_MODULE_PREFIXES = (
     "reference.transport", "reference.clock", "reference.hooks", "reference.dataplane",
-    "reference.common.decode_inbox", "reference.prefill", "threading", "logging", "random",
-    "asyncio", "concurrent", "queue", "_thread", "socket", "zmq",
+    "reference.common.decode_inbox", "reference.prefill", "reference.sim.notices", "threading", "logging",
+    "random", "asyncio", "concurrent", "queue", "_thread", "socket", "zmq",
 )  # fmt: skip
 LEAF_TYPES = (str, bytes, bytearray, int, float, bool, complex, type(None), range)
 OPAQUE_TYPES = (

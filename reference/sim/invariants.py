@@ -91,6 +91,41 @@ _ALL = (
         f"{PR}36029: only the generation this receiver used (`is`, not `==` nor the key)",
     ),
     Invariant(
+        "dead-prefill-disconnected", "stale-bootstrap",
+        "once the heartbeat declares a prefill dead, no cached entry names its ports, and each rank endpoint "
+        "its cached entries named at that moment is disconnected (an entry already dropped, when the ranks' "
+        "connections closed, leaves nothing to disconnect)",
+        f"{PR}36029: the failure handler drops the entries this PR caches and calls "
+        "`disconnect_endpoint` for each rank endpoint they named (sglang 0.5.14 on)",
+    ),
+    Invariant(
+        "abort-reaches-prefill", "stale-bootstrap",
+        "a request its waiting timeout failed has told each prefill rank it bootstrapped from whose process "
+        "still bound there took its metadata to drop its room once (ABORT), any other rank at most once; no "
+        "later abort() tells a rank again",
+        f"{PR}36029, `_check_waiting_timeout`: update_status(Failed), invalidate, then the abort "
+        "notification, once (`abort_notified`)",
+    ),
+    Invariant(
+        "aborted-stays-failed", "stale-bootstrap",
+        "an aborted request has a failure recorded and Failed in the table, and reads Failed at every later "
+        "poll, also after a Success for its room landed (an answer already on its way)",
+        f"{PR}24522, abort(): record_failure, update_status(Failed), latch (conclude_state); {PR}36029 "
+        "shares its notification with the waiting timeout",
+    ),
+    Invariant(
+        "send-failure-stops-sends", "stale-bootstrap",
+        "a metadata send refused on one prefill rank sends the metadata to no rank after it, and the request "
+        "does not read Success at the next poll",
+        f"{PR}36029, mooncake `send_metadata`: on ZMQError invalidate, record, write Failed and return",
+    ),
+    Invariant(
+        "send-after-failed-init", "stale-bootstrap",
+        "send_metadata on a receiver whose init failed raises nothing, and the room stays Failed with its "
+        "failure recorded",
+        f"{PR}36029, `send_metadata`: no bootstrap infos (the fetch failed): record, write Failed, return",
+    ),
+    Invariant(
         "cleared-stays-cleared-any-status", "room-reuse", "no status but an opening one re-creates a room",
         f"HARDEN(room-reuse), {AFTER_24539}: only Bootstrapping opens a room",
     ),

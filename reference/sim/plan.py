@@ -55,6 +55,8 @@ FAULTS = {
     "drop": "the next message to a prefill rank is lost",
     "slow_send": "a prefill stops taking messages and a metadata send to it blocks 1 s per message; "
     "the scheduler polls it 0.5 s before its waiting timeout, counted from the send's return",
+    "refuse_send": "a new request inits, and one of its prefill's ranks refuses connects (EMFILE) while the "
+    "scheduler sends its metadata and polls it",
     "delay_status": "the next message to a decode inbox is held for two heartbeat intervals",
     "hb_miss": "one /health probe of a live prefill fails",
     "unhealthy": "a prefill's next three /health probes answer a pattern of 200s and misses (in turn: "

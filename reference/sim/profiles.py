@@ -23,7 +23,9 @@ PROFILES: dict[str, Profile] = {
         always=("unhealthy",),  # scripted /health answers in every run: what a miss is, how many declare
         steer=False,  # its faults are about the heartbeat, not about cache generations
     ),
-    "stale-bootstrap": Profile((*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send")),
+    "stale-bootstrap": Profile(
+        (*EVERYDAY, "restart_new", "restart_same", "pause", "slow_send", "refuse_send")  # (appended: the
+    ),  # swarm's coins for the earlier faults stay as they were)
     "failure-records": Profile(
         (
             *EVERYDAY,

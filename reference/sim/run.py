@@ -133,6 +133,9 @@ def _step(c: Cluster, kind: str, a: int, b: int) -> None:
     elif kind == "slow_send":
         c.slow_send(m, p)
         _poll_all(c, a)
+    elif kind == "refuse_send":
+        c.notices.refuse_send(m, p, b)
+        _poll_all(c, a)
     elif kind == "delay_status":
         c.delay_status(m)
     elif kind == "hb_miss":

@@ -206,6 +206,14 @@ JUDGED_WITH = ("--quick",)
 # That stage (`--deep`): the default run of the survivor's own lesson, the simulation with
 # it (the explorations do not run on upstream there: `--explore` is apart).
 DEEP_WITH: tuple[str, ...] = ()
+# ... and of the lessons whose simulation states what the survivor's method does besides:
+# the failure handler drops and disconnects what stale-bootstrap caches, and `abort()` sends
+# the notification the waiting timeout shares (stale-bootstrap's `dead-prefill-disconnected`,
+# `abort-reaches-prefill`, `aborted-stays-failed`).
+DEEP_ALSO: dict[str, tuple[str, ...]] = {
+    "live-set-race": ("stale-bootstrap",),
+    "failed-resurrect": ("stale-bootstrap",),
+}
 
 
 # The lock stage (`--explore-locks`): the default run scripts one interleaving (hooks), so
@@ -259,20 +267,20 @@ def baseline(wheel: Path, root: Path, timeout: float) -> Verdicts:
 
 
 class DeepBaselines:
-    """Per lesson, the unmutated tree's verdicts in the default run (two runs that agree),
-    made the first time a survivor of that lesson needs them."""
+    """Per lessons, the unmutated tree's verdicts in the default run (two runs that agree),
+    made the first time a survivor of those lessons needs them."""
 
     def __init__(self, wheel: Path, root: Path, timeout: float) -> None:
         self.tree, self.timeout = make_tree(wheel, root), timeout
         self.wheel, self.lock = wheel, threading.Lock()
-        self.known: dict[str, Verdicts] = {}
+        self.known: dict[tuple[str, ...], Verdicts] = {}
 
-    def __call__(self, lesson: str) -> Verdicts:
+    def __call__(self, lessons: tuple[str, ...]) -> Verdicts:
         with self.lock:  # one baseline at a time: two jobs never make the same one twice
-            if lesson not in self.known:
-                what = f"{self.wheel.name} ({lesson}, default run)"
-                self.known[lesson] = _agreed(self.tree, (lesson,), self.timeout, DEEP_WITH, what)
-            return self.known[lesson]
+            if lessons not in self.known:
+                what = f"{self.wheel.name} ({', '.join(lessons)}, default run)"
+                self.known[lessons] = _agreed(self.tree, lessons, self.timeout, DEEP_WITH, what)
+            return self.known[lessons]
 
 
 def explore_run(tree: Path, pairs: tuple[tuple[str, str], ...], timeout: float) -> tuple[str, Explored, str]:
@@ -378,8 +386,9 @@ def _explored(tree: Path, mutant: Mutant, explored: ExploreBaselines, timeout: f
 
 
 def _deeper(tree: Path, mutant: Mutant, deep: DeepBaselines, timeout: float) -> tuple[str, str]:
-    expected = deep(mutant.lesson)
-    status, verdicts, note = run_impl(tree, (mutant.lesson,), timeout, DEEP_WITH, flag="--sglang")
+    lessons = (mutant.lesson, *DEEP_ALSO.get(mutant.lesson, ()))
+    expected = deep(lessons)
+    status, verdicts, note = run_impl(tree, lessons, timeout, DEEP_WITH, flag="--sglang")
     if status != "ran":
         return status, f"default run: {note}"
     outcome, diffs = compare(expected, verdicts)
@@ -596,6 +605,21 @@ A removed lock whose section no thread can split (one C-level dict operation, or
 only the heartbeat thread takes) is equivalent (`survivors.UNCONTENDED`); the per-endpoint
 socket lock (libzmq's state, inside one pyzmq call frontrun neither traces nor splits)
 stays a gap, with that reason.
+
+Five stale-bootstrap checks became simulation invariants of the same names
+(`dead-prefill-disconnected`, `abort-reaches-prefill`, `aborted-stays-failed`,
+`send-failure-stops-sends`, `send-after-failed-init`: `reference/sim/notices.py`), so a kill
+the log kept from them no longer holds with `--quick`. The deep stage runs stale-bootstrap's
+default run too for a failed-resurrect or live-set-race survivor (`DEEP_ALSO`: `abort()`
+sends the notification the waiting timeout shares, the failure handler disconnects what
+stale-bootstrap caches). Every mutant whose logged kill came from those checks alone (0.5.19:
+15, 17, 19, 29, 36, 41, 139 to 142, 150, 161; 0.5.23: 44, 51, 56, 155 to 158, 167, 173) was
+judged again (`--only`, `--deep`, JOBS=1, 2026-12-06, load average 3 to 7): each killed by the
+default run's simulation (15 by failed-resurrect's too); their log lines are that run's. 150,
+161, 167 and 173 (a `return` deleted from `send_metadata`: after a failed fetch, after a
+refused connect) survived a first run, whose 30 generated runs on upstream (mostly
+Hypothesis's targeting of one plan) drew neither step; the simulation's drain now probes
+each prefill with both in every stale-bootstrap run, and they are killed.
 """
 
 

@@ -3,20 +3,18 @@
 Read from the PR's hunks (`CommonKVReceiver` in `disaggregation/common/conn.py`, and
 the mooncake, mori and nixl `send_metadata`) and its description. Each check runs on
 the mock transport against any variant, through the variant protocol only; the
-scenarios are in `checks_triggers.py`, `checks_sharing.py`, `checks_abort.py` and
-`checks_dead.py`, their world in `check_world.py` and `scripted.py`. What the
-simulation's invariants state over generated restarts (a failed send or waiting timeout
-drops its entry, the next request re-fetches, at most one failure per key) is asked here
-only where the simulation cannot reach: a send error through upstream's own receiver
-(`failure-recorded`'s send path, fail-fast sockets). The
-lesson's README has the table.
+scenarios are in `checks_triggers.py` and `checks_sharing.py`, their world in
+`check_world.py` and `scripted.py`. What the simulation's invariants state over generated
+workloads and faults (a failed send or waiting timeout drops its entry, the next request
+re-fetches; the ABORTs a timeout sends, an abort's latch, a dead prefill's disconnects, a
+send that stops at a refused rank) is asked here only where the simulation cannot reach:
+a send error through upstream's own receiver (`failure-recorded`'s send path, fail-fast
+sockets). The lesson's README has both tables.
 """
 
 from __future__ import annotations
 
 from reference.harness.checks import Check, deferred
-from reference.lessons.stale_bootstrap import checks_abort as aborts
-from reference.lessons.stale_bootstrap import checks_dead as dead
 from reference.lessons.stale_bootstrap import checks_sharing as sharing
 from reference.lessons.stale_bootstrap import checks_triggers as triggers
 
@@ -67,42 +65,6 @@ CHECKS = (
         f"update_status(Failed); _register_kv_args and send_metadata: the connect moved inside the try "
         f"({HUNKS})",
         triggers.failure_recorded,
-    ),
-    Check(
-        "abort-reaches-prefill",
-        "a request failed by its waiting timeout tells each prefill rank once (ABORT); no abort repeats it",
-        f"_check_waiting_timeout hunk: update_status(Failed), invalidate, then the abort notification, once "
-        f"(abort_notified) ({HUNKS})",
-        aborts.abort_reaches_prefill,
-    ),
-    Check(
-        "aborted-stays-failed",
-        "a request aborted in flight has a failure reason recorded, Failed in the manager's table, and "
-        "reads Failed, still after a late Success for its room",
-        "abort(): record_failure, update_status(Failed), latch (conclude_state) "
-        "(https://github.com/sgl-project/sglang/pull/24522), "
-        f"the abort whose notification the waiting-timeout hunk shares ({HUNKS})",
-        aborts.aborted_stays_failed,
-    ),
-    Check(
-        "dead-prefill-disconnected",
-        "a prefill the heartbeat declares dead: the sockets to each of its ranks are disconnected",
-        f"the failure handler that drops the entries this PR caches: disconnect_endpoint for each rank "
-        f"endpoint they named ({PR})",
-        dead.dead_prefill_disconnected,
-    ),
-    Check(
-        "send-after-failed-init",
-        "send_metadata on a receiver whose init failed (prefill gone) raises nothing and the request fails",
-        f"send_metadata: no bootstrap infos (the fetch failed): record the failure, write Failed, return "
-        f"({HUNKS})",
-        dead.send_after_failed_init,
-    ),
-    Check(
-        "send-failure-stops-sends",
-        "a metadata send that fails on one rank: the request does not succeed, no rank is sent it after that",
-        f"mooncake send_metadata hunk: on ZMQError invalidate, record, write Failed and return ({HUNKS})",
-        dead.send_failure_stops_sends,
     ),
     # In a named configuration of upstream's decode (reference/upstream/configs.py); our
     # forms model neither MLA nor staging, so only a variant offering it runs these. Their

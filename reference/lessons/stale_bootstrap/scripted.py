@@ -9,44 +9,24 @@ a step once, at the first matching call, on the caller's thread: exactly what an
 thread could do at that moment, made deterministic.
 
 `aborts` counts the ABORT messages sent to a bound endpoint, per (endpoint, room): what
-each live prefill rank was told to drop; `trail` lists, in order, each refused connect
-and each metadata message delivered to a bound endpoint (`("refused"|"metadata",
-endpoint)`).
-
-`ConnectRefused` is a failing connect (zmq raises `ZMQError`, e.g. EMFILE, "Too many open
-files", the failure PR #31766 was about): it is both our `TransportError` and a
-`zmq.ZMQError`, so a variant written against either transport catches it where it
-catches connect or send errors.
+each live prefill rank was told to drop. A connect to a `refused` endpoint raises the
+simulation's `ConnectRefused` (EMFILE: both our `TransportError` and a `zmq.ZMQError`).
 """
 
 from __future__ import annotations
 
-import errno
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import zmq
-
 from reference import wire
 from reference.clock import Clock
-from reference.transport.base import Reply, TransportError
+from reference.sim.notices import ConnectRefused
+from reference.transport.base import Reply
 from reference.transport.mock import MockNetwork, MockPushSocket
 
 Step = Callable[[], None]
-
-
-class ConnectRefused(TransportError, zmq.ZMQError):
-    """A connect that fails, as our transports and as pyzmq raise it."""
-
-    def __init__(self, endpoint: str) -> None:
-        text = f"connect to {endpoint}: Too many open files"
-        RuntimeError.__init__(self, text)
-        self.errno, self.strerror = errno.EMFILE, text
-
-    def __str__(self) -> str:
-        return self.strerror
 
 
 @dataclass
@@ -74,7 +54,6 @@ class ScriptedNetwork(MockNetwork):
         self.connect_refusals = 0
         self.rank_routes = 0  # GET /route for one rank (the parallel-info GET not counted)
         self.aborts: Counter[tuple[str, int]] = Counter()  # ABORTs delivered, per (endpoint, room)
-        self.trail: list[tuple[str, str]] = []  # refused connects and delivered metadata, in order
 
     def at(self, call: str, step: Step, *, after: bool = False, addr: str | None = None,
            cp: int | None = None, tag: bytes | None = None, endpoint: str | None = None) -> None:  # fmt: skip
@@ -109,7 +88,6 @@ class ScriptedNetwork(MockNetwork):
         self._fire("connect", False, endpoint=endpoint)
         if endpoint in self.refused:
             self.connect_refusals += 1
-            self.trail.append(("refused", endpoint))
             raise ConnectRefused(endpoint)
         return super().connect(endpoint)
 
@@ -117,8 +95,6 @@ class ScriptedNetwork(MockNetwork):
         self._fire("send", False, endpoint=endpoint, tag=frames[0] if frames else None)
         if frames and frames[0] == wire.ABORT and self.is_bound(endpoint):
             self._count_abort(endpoint, frames)
-        if frames and frames[0] == wire.METADATA and self.is_bound(endpoint):
-            self.trail.append(("metadata", endpoint))
         super().deliver(endpoint, frames)
 
     def _count_abort(self, endpoint: str, frames: list[bytes]) -> None:

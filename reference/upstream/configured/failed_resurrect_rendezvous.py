@@ -12,7 +12,7 @@ request ended and its receiver was cleared:
   or the scheduler aborted it while it waited) reads Failed and, by then, has told each
   prefill rank once, so the rank drops the room instead of holding its KV until its own
   timeout; the scheduler's aborts and clear after that tell no rank again. "By the time
-  it reads Failed" is the timing `abort-reaches-prefill` (lesson `stale-bootstrap`) asks
+  it reads Failed" is the timing `abort-reaches-prefill` (a stale-bootstrap invariant) asks
   of the default configuration's waiting timeout; under this policy upstream's `clear`
   also tells a room not yet told (its cleanup), so a decode that told the prefill only
   there would tell it one scheduler step later: this check calls that a bug;
