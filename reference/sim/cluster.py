@@ -25,7 +25,6 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -41,6 +40,7 @@ from reference.sim.heap import CONTAINERS, container_sizes, grown
 from reference.sim.invariants import Violation
 from reference.sim.notices import NoticeNetwork, Notices
 from reference.sim.plan import Plan
+from reference.sim.request import Request
 from reference.status import KVPoll
 from reference.transport.base import Reply
 
@@ -54,27 +54,6 @@ HANDOFF = 1.0  # real seconds a preempted status thread and the failure handler 
 DONE = (KVPoll.Success, KVPoll.Failed)
 DRAIN_PASS = 20.0  # virtual seconds between the scheduler's passes while the drain lets time pass
 SLOW_SEND = 1.0  # slow_send: virtual seconds one message to a paused prefill's rank blocks its sender
-
-
-@dataclass
-class Request:
-    manager: int
-    prefill: int
-    room: int
-    receiver: Any
-    inited: bool = False
-    sent: bool = False
-    sent_at: float | None = None  # virtual time of send_metadata (the waiting timeout counts from it)
-    send_returned_at: float | None = None  # ... and when it returned, unraised (it may block: slow_send)
-    used: dict[str, list[Any]] = field(default_factory=dict)  # pool key -> the cached entries it used
-    seen_failed: bool = False  # its status has read Failed while it was open
-    aborted: bool = False
-    opened_at: float = 0.0
-    waiting_since: float | None = None  # first poll at which its prefill was gone (killed, stuck) since
-    polled_at: float | None = None  # its last poll
-    longest_gap: float = 0.0  # the longest the scheduler went without polling it (a stall: `timeout`)
-    sent_seq: int | None = None  # how many Success statuses the decode inboxes had taken when it sent
-    required: int = 1  # the prefill ranks whose Success it waits for (its manager's table, at its send)
 
 
 class Cluster:

@@ -20,18 +20,16 @@ from __future__ import annotations
 import errno
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import zmq
 
 from reference import wire
 from reference.clock import Clock
+from reference.sim.request import Request
 from reference.status import KVPoll
 from reference.transport.base import Reply, TransportError
 from reference.transport.mock import HealthNetwork, MockPushSocket
-
-if TYPE_CHECKING:
-    from reference.sim.cluster import Cluster, Request
 
 
 class ConnectRefused(TransportError, zmq.ZMQError):
@@ -95,7 +93,7 @@ class NoticeNetwork(HealthNetwork):
 
 
 class Notices:
-    def __init__(self, cluster: Cluster, net: NoticeNetwork) -> None:
+    def __init__(self, cluster: Any, net: NoticeNetwork) -> None:  # the `Cluster` (which imports this)
         self.cluster, self.net = cluster, net
         self.seen: list[tuple[str, str]] = []  # (invariant, detail) seen on a heartbeat thread
 
