@@ -25,6 +25,7 @@ from functools import wraps
 from types import ModuleType
 from typing import Any
 
+from reference import wire
 from reference.harness.options import Options
 from reference.harness.result import Observation
 from reference.lessons.stale_bootstrap.check_world import DONE, CheckWorld, Escaped, check_world, show
@@ -93,6 +94,15 @@ def _timed_out(world: CheckWorld) -> tuple[Any, str, bool]:
     return _send_failed(world)[0], "metadata to stale ports vanished (upstream sockets)", True
 
 
+def _answers_lost(world: CheckWorld) -> tuple[Any, str, bool]:
+    """The metadata reaches the live prefill's rank; its answer is lost: the waiting timeout ends it."""
+    world.request()
+    world.net.drop(tag=wire.STATUS)
+    receiver = world.open()
+    world.send(receiver)
+    return receiver, "its prefill's answer lost, the waiting timeout failed it", True
+
+
 def _registration_connect_failed(world: CheckWorld) -> tuple[Any, str, bool]:
     world.net.refused.add(world.prefills[0].endpoints[0])
     return world.open(), "the connect for the registration raised (EMFILE)", False
@@ -125,6 +135,7 @@ _WAYS = (
     Way(_registration_failed, "fail-fast", cp=2),
     Way(_send_failed, "fail-fast", status_too=False),  # the receiver's own latch may carry it alone
     Way(_timed_out),
+    Way(_answers_lost),
     Way(_registration_connect_failed, must_fail=True),
     Way(_send_connect_failed, status_too=False, must_fail=True),
 )
@@ -193,7 +204,8 @@ def failure_recorded(variant: ModuleType, options: Options) -> Observation:
         return Observation("unknown", "the receiver never fetched cp rank 1's route")
     return Observation(
         "ok",
-        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout, a "
-        "connect raising for a registration and a send): no cached entry names a port it failed on, and "
-        "each Failed with its reason recorded and kept Failed past a late Success, or recovered",
+        f"{len(found)} ways to fail (a first and a later fetch, registration, send, waiting timeout after "
+        "a send to stale ports or a lost answer, a connect raising for a registration and a send): no "
+        "cached entry names a port it failed on, and each Failed with its reason recorded and kept Failed "
+        "past a late Success, or recovered",
     )
