@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+import zmq
+
 from reference.clock import VirtualClock
 from reference.config import ManagerConfig
 from reference.dataplane import KVMemory
@@ -111,7 +113,7 @@ class CheckWorld:
     def _call(self, what: str, call: Callable[[], None]) -> None:
         try:
             call()
-        except TransportError as exc:
+        except (TransportError, zmq.ZMQError) as exc:  # ours, or upstream's own socket's (fail-fast: EAGAIN)
             raise Escaped(f"{what} raised {type(exc).__name__}: {exc}") from None
         self.drain()
 
