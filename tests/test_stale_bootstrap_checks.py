@@ -113,7 +113,7 @@ def test_the_gallery_is_complete():
 
 
 # Caught by the simulation only with the runs the default run plans (138 of them catch it;
-# SIM_BUDGET's 36 do not restart a prefill on its own ports before an old request fails).
+# SIM_BUDGET's 60, its floor, do not restart a prefill on its own ports before an old request fails).
 DEFAULT_RUN_ONLY = {f"{GALLERY}.equal_not_identical"}
 
 
